@@ -1,0 +1,24 @@
+"""advgame: robust (adversarial, distributionally robust) prediction as declared minimax games.
+
+A loss matrix, a feature map, an uncertainty set and a polytope define a game; advgame solves it
+exactly (HiGHS / cvxpy) or through closed-form fast paths.  See DESIGN §6 for the public names.
+"""
+
+from . import closed_forms, losses, vertices
+from .exceptions import NotApplicableError, SizeLimitError, SolverError
+from .game import Game
+from .losses import LossMatrix
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Game",
+    "LossMatrix",
+    "NotApplicableError",
+    "SizeLimitError",
+    "SolverError",
+    "closed_forms",
+    "losses",
+    "vertices",
+    "__version__",
+]

@@ -1,0 +1,76 @@
+"""Input checks shared by the public entry points (one message style everywhere)."""
+
+import numpy as np
+
+__all__ = ["as_potentials", "as_labels", "check_finite"]
+
+
+def check_finite(name, array):
+    """Raise ``ValueError`` naming ``name`` if ``array`` holds NaN or infinite entries."""
+    if not np.all(np.isfinite(array)):
+        bad = np.argwhere(~np.isfinite(array))[0]
+        where = tuple(int(i) for i in bad) if array.ndim else ()
+        raise ValueError(
+            f"{name} must be finite; found {array[tuple(bad)] if array.ndim else array} at index "
+            f"{where}. Remove or impute NaN/inf values first."
+        )
+
+
+def _as_float_array(name, value):
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric array; could not convert it ({exc}).") from exc
+    return array
+
+
+def as_potentials(F, k, name="F"):
+    """Validate potentials: ``(n, k)`` or ``(k,)``, finite, non-empty.
+
+    Returns
+    -------
+    F2 : ndarray of shape (n, k), float64 (a view where possible)
+    single : bool
+        True when the input was one row ``(k,)``; callers then return scalars / 1-D results.
+    """
+    F = _as_float_array(name, F)
+    if F.ndim == 1:
+        single = True
+        F = F[None, :]
+    elif F.ndim == 2:
+        single = False
+    else:
+        raise ValueError(
+            f"{name} must have shape (n, {k}) or ({k},); got an array with shape {F.shape}."
+        )
+    if F.shape[1] != k:
+        raise ValueError(
+            f"{name} must have {k} columns (one potential per label); got shape "
+            f"{F.shape if not single else F.shape[1:]}."
+        )
+    if F.shape[0] == 0:
+        raise ValueError(f"{name} is empty: expected at least one row of {k} potentials.")
+    check_finite(name, F)
+    return F, single
+
+
+def as_labels(y, n, k, name="y"):
+    """Validate integer labels in ``0..k-1``, one per row of potentials."""
+    y = np.asarray(y)
+    if y.ndim == 0:
+        y = y[None]
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"{name} must hold one label per row ({n}); got shape {y.shape}.")
+    if not (np.issubdtype(y.dtype, np.integer) or np.issubdtype(y.dtype, np.bool_)):
+        if np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+            y = y.astype(np.int64)
+        else:
+            raise ValueError(
+                f"{name} must be integer label indices in 0..{k - 1}; got dtype {y.dtype}."
+            )
+    y = y.astype(np.int64)
+    if y.min() < 0 or y.max() >= k:
+        raise ValueError(
+            f"{name} must be label indices in 0..{k - 1}; got values from {y.min()} to {y.max()}."
+        )
+    return y

@@ -1,0 +1,320 @@
+r"""Vectorised closed forms of the per-sample game (seed 000 Sections 3-4).
+
+Every function takes potentials ``F`` of shape ``(n, k)`` (already validated, float64) and works on
+all rows at once with numpy; none loops over rows in Python.  For a loss matrix ``c L`` the game
+value is
+
+.. math::  V(f) = \max_{q \in \Delta} \min_{p \in \Delta} p^\top (c L) q + f^\top q
+            = \min_{p \in \Delta} \max_j \big((c L)^\top p + f\big)_j ,
+
+``q*`` (the adversary) is a subgradient of ``V`` (seed 000 Theorem 19) and ``p*`` (the predictor,
+Eq. 9/10) is the LP dual.  Weighted losses follow seed 000 Theorem 8: the extreme points of
+``{(q, v) : c L q >= v 1, q in Δ}`` are those of ``L`` with ``v`` scaled by ``c``.
+
+Each structure has three functions: ``<kind>(F, ...) -> (value, q)``, ``<kind>_predictor(F, ...)
+-> p`` and ``<kind>_vertices(k, ...) -> (Q, v)``, the extreme-point set ``D`` of the seed's proof.
+"""
+
+import numpy as np
+
+from .exceptions import NotApplicableError, SizeLimitError
+from .losses import ABSTAIN_CLOSED_FORM_MAX_ALPHA
+
+__all__ = [
+    "zero_one",
+    "zero_one_predictor",
+    "zero_one_vertices",
+    "ordinal",
+    "ordinal_predictor",
+    "ordinal_vertices",
+    "squared",
+    "squared_predictor",
+    "squared_vertices",
+    "abstain",
+    "abstain_predictor",
+    "abstain_vertices",
+    "MAX_THEOREM_VERTICES",
+]
+
+#: Largest vertex set the ``*_vertices`` functions build (rows of the table).
+MAX_THEOREM_VERTICES = 2_000_000
+
+
+def _rows(F):
+    return np.arange(F.shape[0])
+
+
+# --------------------------------------------------------------------------------------- zero-one
+def _zero_one_top_set(F, weight):
+    """Sorted-prefix search of Theorem 5: the best top set has size ``size`` (1-based)."""
+    n, k = F.shape
+    order = np.argsort(-F, axis=1, kind="stable")
+    sizes = np.arange(1, k + 1)
+    prefix = np.cumsum(np.take_along_axis(F, order, axis=1), axis=1)
+    candidates = (prefix + weight * (sizes - 1)) / sizes
+    best = np.argmax(candidates, axis=1)
+    return candidates[_rows(F), best], order, best + 1
+
+
+def zero_one(F, weight=1.0):
+    r"""Weighted zero-one game (seed 000 Theorem 5, Corollary 9; Corollary 20 for ``q*``).
+
+    .. math::  V(f) = \max_{\emptyset \ne S \subseteq [k]} \frac{\sum_{i \in S} f_i + c(|S|-1)}{|S|}
+
+    The maximising ``S`` is a prefix of the potentials sorted in decreasing order, so all prefixes
+    are scored at once (``O(k log k)`` per row); ``q*`` is uniform on ``S``.
+    """
+    value, order, size = _zero_one_top_set(F, weight)
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(F.shape[1]), F.shape), axis=1)
+    q = (rank < size[:, None]) / size[:, None]
+    return value, q
+
+
+def zero_one_predictor(F, weight=1.0):
+    r"""Predictor ``p*`` of the weighted zero-one game (seed 000 Eq. 9).
+
+    With ``V`` the value, ``p*_j = max(0, f_j + c - V) / c``: the water-filling that equalises
+    ``c (1 - p_j) + f_j = V`` on the optimal set ``S`` and leaves it below ``V`` elsewhere.
+    """
+    value, _ = _zero_one_top_set(F, weight)[:2]
+    p = np.maximum(F + weight - value[:, None], 0.0)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def zero_one_vertices(k, weight=1.0):
+    r"""Extreme points ``D`` of Theorem 5: ``q = 1_S / |S|``, ``v = c (|S|-1)/|S|``; ``2^k - 1`` of them."""
+    _check_size(2**k - 1, "zero-one", k)
+    masks = (np.arange(1, 2**k)[:, None] >> np.arange(k)) & 1
+    sizes = masks.sum(axis=1)
+    return masks / sizes[:, None], weight * (sizes - 1) / sizes
+
+
+# ---------------------------------------------------------------------------------------- ordinal
+def _ordinal_ends(F, weight):
+    k = F.shape[1]
+    labels = np.arange(k)
+    low = F - weight * labels
+    high = F + weight * labels
+    i = np.argmax(low, axis=1)  # first maximiser
+    j = k - 1 - np.argmax(high[:, ::-1], axis=1)  # last maximiser, so i <= j
+    rows = _rows(F)
+    return low[rows, i], high[rows, j], i, j
+
+
+def ordinal(F, weight=1.0):
+    r"""Weighted absolute (ordinal) game (seed 000 Theorem 6, Eq. 7, Corollaries 10 and 21).
+
+    .. math::  V(f) = \tfrac12 \max_i (f_i - c\,i) + \tfrac12 \max_j (f_j + c\,j),
+               \qquad q^* = \tfrac12 (e_{i^*} + e_{j^*}).
+
+    The two maximisations are independent, so the cost is ``O(k)`` per row.
+    """
+    a, b, i, j = _ordinal_ends(F, weight)
+    q = np.zeros_like(F)
+    rows = _rows(F)
+    np.add.at(q, (rows, i), 0.5)
+    np.add.at(q, (rows, j), 0.5)
+    return 0.5 * (a + b), q
+
+
+def ordinal_predictor(F, weight=1.0):
+    r"""Predictor ``p*`` of the weighted absolute game.
+
+    With ``A = max_i (f_i - c i)`` and ``B = max_j (f_j + c j)``, every label satisfies
+    ``V - f_y >= c |y - m|`` for ``m = (B - A) / (2c)``, and ``m`` lies in ``[i*, j*]``.  A predictor
+    whose mean is ``m`` and whose support is ``{floor(m), ceil(m)}`` has expected absolute loss
+    exactly ``|y - m|`` for every integer ``y``, so it attains ``V``: that is ``p*``.
+    """
+    a, b, _, _ = _ordinal_ends(F, weight)
+    k = F.shape[1]
+    m = np.clip((b - a) / (2.0 * weight), 0.0, k - 1)
+    low = np.minimum(np.floor(m).astype(np.int64), k - 2)
+    t = m - low
+    p = np.zeros_like(F)
+    rows = _rows(F)
+    p[rows, low] = 1.0 - t
+    p[rows, low + 1] += t
+    return p
+
+
+def ordinal_vertices(k, weight=1.0):
+    r"""Extreme points ``D`` of Theorem 6: ``q = (e_i + e_j)/2``, ``v = c (j - i)/2``, ``i <= j``."""
+    _check_size(k * (k + 1) // 2, "ordinal", k)
+    i, j = np.triu_indices(k)
+    Q = np.zeros((i.size, k))
+    np.add.at(Q, (np.arange(i.size), i), 0.5)
+    np.add.at(Q, (np.arange(i.size), j), 0.5)
+    return Q, weight * (j - i) / 2.0
+
+
+# ---------------------------------------------------------------------------------------- squared
+def _squared_vertex(F, weight):
+    r"""Best vertex of Theorem 7 in ``O(k^2)`` per row (the seed's algorithm is ``O(k^3)``).
+
+    A two-point vertex on ``i < j`` (gap ``d = j - i``) puts mass ``u/d`` on ``j``, with mean
+    ``m = i + u = l - 1/2`` at a half-integer; substituting ``l - i = u + 1/2`` into Theorem 7 gives
+    ``v = c (u (d - u) + 1/4)``, so its value is
+
+    .. math:: g(u) = f_i + \frac{u}{d}(f_j - f_i) + c\,\big(u\,(d - u) + \tfrac14\big),
+              \quad u \in \{\tfrac12, \tfrac32, \dots, d - \tfrac12\}.
+
+    ``g`` is a concave quadratic in ``u``, so the best ``u`` is the grid point nearest to
+    ``u^\circ = d/2 + (f_j - f_i)/(2 c d)``: ``O(1)`` per pair instead of ``O(k)``.  The loop runs
+    over the gap ``d`` (``k - 1`` steps), each vectorised over all rows and all ``i``.
+    """
+    n, k = F.shape
+    rows = _rows(F)
+    best_i = np.argmax(F, axis=1)
+    best_value = F[rows, best_i]
+    best_d = np.zeros(n, dtype=np.int64)
+    best_u = np.zeros(n)
+    for d in range(1, k):
+        fi, fj = F[:, : k - d], F[:, d:]
+        slope = (fj - fi) / d
+        u = np.clip(np.floor(d / 2.0 + slope / (2.0 * weight)) + 0.5, 0.5, d - 0.5)
+        values = fi + u * slope + weight * (u * (d - u) + 0.25)
+        i = np.argmax(values, axis=1)
+        value = values[rows, i]
+        better = value > best_value
+        best_value = np.where(better, value, best_value)
+        best_i = np.where(better, i, best_i)
+        best_d = np.where(better, d, best_d)
+        best_u = np.where(better, u[rows, i], best_u)
+    return best_value, best_i, best_d, best_u
+
+
+def squared(F, weight=1.0):
+    r"""Weighted squared-ordinal game (seed 000 Theorem 7, Corollary 11).
+
+    .. math::  V(f) = \max\Big\{ \max_{i < l \le j}
+        \frac{(2(j-l)+1)[f_i + c(l-i)^2] + (2(l-i)-1)[f_j + c(j-l)^2]}{2(j-i)},\ \max_i f_i \Big\}
+
+    evaluated in ``O(k^2)`` per row by :func:`_squared_vertex` (``l = i + u + 1/2``).
+    """
+    value, i, d, u = _squared_vertex(F, weight)
+    rows = _rows(F)
+    q = np.zeros_like(F)
+    pair = d > 0
+    share = np.where(pair, u / np.maximum(d, 1), 0.0)
+    np.add.at(q, (rows, i), 1.0 - share)
+    np.add.at(q, (rows, i + d), share)
+    return value, q
+
+
+def squared_predictor(F, weight=1.0):
+    r"""Predictor ``p*`` of the weighted squared game, from complementary slackness.
+
+    ``(L q*)_a = c E_{q*}(a - y)^2`` is a convex quadratic in ``a`` minimised at the mean of ``q*``,
+    so ``p*`` lives on the integers nearest that mean.  A single-point vertex ``e_i`` forces
+    ``p* = e_i``.  A pair vertex has mean ``l - 1/2``, so ``p* = (1 - t) e_{l-1} + t e_l`` with
+    ``t`` fixed by ``(L^T p* + f)_i = V``:
+    ``t = ((V - f_i)/c - (l-1-i)^2) / (2(l-i) - 1)``.  The equations have a unique solution and
+    any optimal ``p*`` satisfies them, so this is the optimal predictor.
+    """
+    value, i, d, u = _squared_vertex(F, weight)
+    rows = _rows(F)
+    k = F.shape[1]
+    l = np.where(d > 0, i + u + 0.5, i).astype(np.int64)
+    reach = (l - i).astype(np.float64)
+    t = ((value - F[rows, i]) / weight - (reach - 1.0) ** 2) / np.maximum(2.0 * reach - 1.0, 1.0)
+    t = np.where(d > 0, np.clip(t, 0.0, 1.0), 1.0)
+    p = np.zeros((F.shape[0], k))
+    np.add.at(p, (rows, np.maximum(l - 1, 0)), 1.0 - t)
+    np.add.at(p, (rows, l), t)
+    return p
+
+
+def squared_vertices(k, weight=1.0):
+    r"""Extreme points ``D`` of Theorem 7: ``k`` single points and ``(k+1)k(k-1)/6`` pairs."""
+    _check_size(k + (k + 1) * k * (k - 1) // 6, "squared", k)
+    i, l, j = (a.ravel() for a in np.meshgrid(*(np.arange(k),) * 3, indexing="ij"))
+    keep = (i < l) & (l <= j)
+    i, l, j = i[keep], l[keep], j[keep]
+    wi = (2 * (j - l) + 1) / (2 * (j - i))
+    wj = (2 * (l - i) - 1) / (2 * (j - i))
+    pairs = np.zeros((i.size, k))
+    pairs[np.arange(i.size), i] = wi
+    pairs[np.arange(i.size), j] = wj
+    v_pairs = weight * (wi * (l - i) ** 2 + wj * (j - l) ** 2)
+    return np.vstack([np.eye(k), pairs]), np.concatenate([np.zeros(k), v_pairs])
+
+
+# ---------------------------------------------------------------------------------------- abstain
+def _check_alpha(alpha):
+    if not 0 <= alpha <= ABSTAIN_CLOSED_FORM_MAX_ALPHA:
+        raise NotApplicableError(
+            f"the abstain closed form (seed 000 Theorems 12-13) needs 0 <= alpha <= 1/2; got "
+            f"alpha={alpha:g}. Use method='vertices' or method='lp' for larger alpha."
+        )
+
+
+def _top_two(F):
+    rows = _rows(F)
+    first = np.argmax(F, axis=1)
+    rest = F.copy()
+    rest[rows, first] = -np.inf
+    second = np.argmax(rest, axis=1)
+    return first, second, F[rows, first], F[rows, second]
+
+
+def abstain(F, alpha, weight=1.0):
+    r"""Abstain game for ``alpha <= 1/2`` (seed 000 Theorem 12, Corollary 22).
+
+    .. math::  V(f) = \max\{ f_{(1)},\ (1-\alpha) f_{(1)} + \alpha f_{(2)} + c\,\alpha \}
+
+    with ``f_(1) >= f_(2)`` the two largest potentials (``O(k)`` per row).  ``q*`` is
+    ``e_{i*}`` or ``(1 - alpha) e_{i*} + alpha e_{j*}``.
+    """
+    _check_alpha(alpha)
+    i, j, f1, f2 = _top_two(F)
+    mixed = (1.0 - alpha) * f1 + alpha * f2 + weight * alpha
+    use_mixed = mixed > f1
+    rows = _rows(F)
+    q = np.zeros_like(F)
+    np.add.at(q, (rows, i), np.where(use_mixed, 1.0 - alpha, 1.0))
+    np.add.at(q, (rows, j), np.where(use_mixed, alpha, 0.0))
+    return np.maximum(f1, mixed), q
+
+
+def abstain_predictor(F, alpha, weight=1.0):
+    r"""Predictor ``p*`` for abstention (seed 000 Theorem 13, scaled by Theorem 8).
+
+    ``p* = e_{i*}`` when ``f_(1) - f_(2) >= c``; otherwise ``p*_{i*} = (f_(1) - f_(2))/c`` and the
+    abstain action (index ``k``) gets the rest.  Its argmax is Corollary 14: predict ``i*`` when the
+    gap is at least ``c/2``, abstain otherwise.  Returns shape ``(n, k + 1)``.
+    """
+    _check_alpha(alpha)
+    i, _, f1, f2 = _top_two(F)
+    n, k = F.shape
+    confident = np.minimum((f1 - f2) / weight, 1.0)
+    p = np.zeros((n, k + 1))
+    p[_rows(F), i] = confident
+    p[:, k] = 1.0 - confident
+    return p
+
+
+def abstain_vertices(k, alpha, weight=1.0):
+    r"""Extreme points ``D`` of Theorem 12 (as a set of distinct points).
+
+    ``(e_i, 0)`` for every ``i`` and ``((1-alpha) e_i + alpha e_j, c alpha)`` for ``i != j``:
+    ``k^2`` points for ``0 < alpha < 1/2``, ``k(k+1)/2`` at ``alpha = 1/2`` (the pairs coincide) and
+    ``k`` at ``alpha = 0`` (the pairs are the single points).
+    """
+    _check_alpha(alpha)
+    if alpha == 0:
+        return np.eye(k), np.zeros(k)
+    i, j = np.triu_indices(k, 1) if alpha == 0.5 else np.nonzero(~np.eye(k, dtype=bool))
+    pairs = np.zeros((i.size, k))
+    pairs[np.arange(i.size), i] = 1.0 - alpha
+    pairs[np.arange(i.size), j] += alpha
+    _check_size(k + i.size, "abstain", k)
+    return np.vstack([np.eye(k), pairs]), np.concatenate([np.zeros(k), np.full(i.size, weight * alpha)])
+
+
+def _check_size(count, kind, k):
+    if count > MAX_THEOREM_VERTICES:
+        raise SizeLimitError(
+            f"the {kind} vertex table for k={k} has {count:,} extreme points, over the limit of "
+            f"{MAX_THEOREM_VERTICES:,}; use the closed form (method='closed_form') instead."
+        )

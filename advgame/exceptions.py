@@ -1,0 +1,27 @@
+"""Exceptions raised by advgame.
+
+Every error names the argument that was wrong and what was expected.  The classes subclass the
+built-in exception a scikit-learn or numpy user would already catch (``ValueError`` for bad input,
+``RuntimeError`` for solver failure).
+"""
+
+__all__ = ["NotApplicableError", "SizeLimitError", "SolverError"]
+
+
+class NotApplicableError(ValueError):
+    """A closed form (or other specialised method) was requested outside its validity range.
+
+    Example: the abstain closed form of seed 000 Theorem 12 requires ``alpha <= 1/2``.
+    """
+
+
+class SizeLimitError(ValueError):
+    """A computation would exceed a documented size limit (memory or time), so it was refused.
+
+    Example: enumerating the extreme points of a large loss matrix.  The message says which limit
+    applied and how to raise it or what to use instead.
+    """
+
+
+class SolverError(RuntimeError):
+    """An LP/QP solver did not return an optimal solution (infeasible, unbounded, limit reached)."""

@@ -1,0 +1,239 @@
+r"""The per-sample adversarial game (seed 000 Eq. 3-4, 9-10), vectorised over rows of potentials.
+
+For potentials ``f`` (one per label) and a loss matrix ``L`` (actions x labels),
+
+.. math::
+
+    \mathrm{value}(f) &= \max_{q \in \Delta_k} \min_{p \in \Delta_l} p^\top L q + f^\top q
+                       = \max_{q \in \Delta_k} H_L(q) + f^\top q,
+                       \qquad H_L(q) = \min_a (L q)_a, \\
+    \mathrm{AL}(f, y) &= \mathrm{value}(f) - f_y \quad \text{(adversarial surrogate loss)}.
+
+``q*`` (the adversary) is a subgradient of ``value`` (Theorem 19); ``p*`` (the predictor, Eq. 9)
+attains ``value = max_j (L^T p* + f)_j``.  Four methods compute them and agree:
+
+``closed_form``
+    seed 000 Theorems 5-7, 12-13 (zero-one, ordinal, squared, abstain with alpha <= 1/2);
+``vertices``
+    a vertex table (Proposition 4): one matrix product, then complementary slackness for ``p*``;
+``lp``
+    one persistent HiGHS model, only the costs changed between rows;
+``auto``
+    the first that applies: closed form, vertices (small general matrices), else LP.
+"""
+
+import threading
+
+import numpy as np
+
+from . import closed_forms, vertices
+from ._validation import as_labels, as_potentials
+from .exceptions import NotApplicableError, SizeLimitError
+from .losses import as_loss_matrix
+from .oracle import LPOracle
+
+__all__ = ["Game", "METHODS", "AUTO_VERTEX_BASES"]
+
+METHODS = ("auto", "closed_form", "vertices", "lp")
+#: ``auto`` uses a vertex table for a general matrix when enumeration needs at most this many bases.
+AUTO_VERTEX_BASES = 200_000
+
+_CLOSED_FORMS = {
+    "zero_one": (closed_forms.zero_one, closed_forms.zero_one_predictor, closed_forms.zero_one_vertices),
+    "ordinal": (closed_forms.ordinal, closed_forms.ordinal_predictor, closed_forms.ordinal_vertices),
+    "squared": (closed_forms.squared, closed_forms.squared_predictor, closed_forms.squared_vertices),
+    "abstain": (closed_forms.abstain, closed_forms.abstain_predictor, closed_forms.abstain_vertices),
+}
+
+
+class Game:
+    r"""The per-sample minimax game of a loss matrix.
+
+    Parameters
+    ----------
+    loss : LossMatrix or array-like of shape (l, k)
+        ``loss[a, y]`` is the loss of action ``a`` when the label is ``y``.
+
+    Attributes
+    ----------
+    loss : LossMatrix
+    structure : Structure
+        Recognised from the numbers; drives ``fast_path``.
+
+    Notes
+    -----
+    Every method takes ``F`` of shape ``(n, k)`` (one row of potentials per sample) or ``(k,)``
+    (one sample; results are then scalars / 1-D).  Potentials must be finite.
+
+    Examples
+    --------
+    >>> import advgame as ag
+    >>> g = ag.Game(ag.losses.zero_one(3))
+    >>> float(g.value([1.0, 0.5, -2.0]))   # (1 + 0.5 + 1) / 2
+    1.25
+    >>> g.fast_path
+    'zero_one'
+    """
+
+    def __init__(self, loss):
+        self.loss = as_loss_matrix(loss)
+        self.structure = self.loss.structure
+        self._oracle = LPOracle(self.loss.matrix)
+        self._table = None
+        self._table_lock = threading.Lock()
+
+    def __getstate__(self):
+        return {"loss": self.loss}
+
+    def __setstate__(self, state):
+        self.__init__(state["loss"])
+
+    def __repr__(self):
+        return f"Game({self.n_actions} actions x {self.n_labels} labels, fast_path={self.fast_path!r})"
+
+    @property
+    def n_labels(self):
+        """Number of labels ``k`` (length of a potential vector)."""
+        return self.loss.n_labels
+
+    @property
+    def n_actions(self):
+        """Number of predictor actions ``l`` (length of ``p*``)."""
+        return self.loss.n_actions
+
+    @property
+    def fast_path(self):
+        """What ``method='auto'`` uses: the closed-form kind, ``'vertices'``, or None (the LP)."""
+        if self.structure.has_closed_form:
+            return self.structure.kind
+        if vertices.basis_count(self.n_actions, self.n_labels) <= AUTO_VERTEX_BASES:
+            return "vertices"
+        return None
+
+    # ------------------------------------------------------------------------------- dispatch
+    def _resolve(self, method):
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
+        if method == "auto":
+            fast = self.fast_path
+            return "lp" if fast is None else ("vertices" if fast == "vertices" else "closed_form")
+        if method == "closed_form" and not self.structure.has_closed_form:
+            if self.structure.kind == "abstain":
+                raise NotApplicableError(
+                    f"the abstain closed form (seed 000 Theorems 12-13) needs alpha <= 1/2; this "
+                    f"matrix has alpha={self.structure.alpha:g}. Use method='vertices' or 'lp'."
+                )
+            raise NotApplicableError(
+                "no closed form applies: the loss matrix is not zero-one, ordinal, squared or "
+                "abstain (alpha <= 1/2) up to scale. Use method='vertices' or 'lp'."
+            )
+        return method
+
+    def _closed_form_args(self):
+        s = self.structure
+        return (s.alpha, s.weight) if s.kind == "abstain" else (s.weight,)
+
+    def _adversary(self, F, method):
+        method = self._resolve(method)
+        if method == "closed_form":
+            return _CLOSED_FORMS[self.structure.kind][0](F, *self._closed_form_args())
+        if method == "vertices":
+            table = self.vertex_table()
+            value, index = table.value(F)
+            return value, table.Q[index]
+        value, Q, _ = self._oracle.solve(F)
+        return value, Q
+
+    def _predictor(self, F, method):
+        method = self._resolve(method)
+        if method == "closed_form":
+            return _CLOSED_FORMS[self.structure.kind][1](F, *self._closed_form_args())
+        if method == "vertices":
+            table = self.vertex_table()
+            value, index = table.value(F)
+            P, ok = table.predictor(F, index, value)
+            if not ok.all():
+                P[~ok] = self._oracle.solve(F[~ok])[2]
+            return P
+        return self._oracle.solve(F)[2]
+
+    # -------------------------------------------------------------------------------- public
+    def value(self, F, method="auto"):
+        r"""Game value ``max_q min_p p^T L q + f^T q`` for each row of ``F`` (seed 000 Eq. 4)."""
+        F, single = as_potentials(F, self.n_labels)
+        value = self._adversary(F, method)[0]
+        return value[0] if single else value
+
+    def surrogate(self, F, y, method="auto"):
+        r"""Adversarial surrogate loss ``AL(f, y) = value(f) - f_y`` (seed 000 Eq. 3).
+
+        ``y`` holds label indices ``0..k-1``, one per row of ``F``.
+        """
+        F, single = as_potentials(F, self.n_labels)
+        y = as_labels(y, F.shape[0], self.n_labels)
+        loss = self._adversary(F, method)[0] - F[np.arange(F.shape[0]), y]
+        return loss[0] if single else loss
+
+    def adversary(self, F, method="auto"):
+        r"""An optimal adversary ``q*`` per row: a subgradient of ``value`` (Theorem 19)."""
+        F, single = as_potentials(F, self.n_labels)
+        Q = self._adversary(F, method)[1]
+        return Q[0] if single else Q
+
+    def predictor(self, F, method="auto"):
+        r"""An optimal predictor ``p* = argmin_p max_j (L^T p + f)_j`` per row (Eq. 9/10).
+
+        Shape ``(n, l)``: a distribution over actions (for abstain the last action abstains).
+        """
+        F, single = as_potentials(F, self.n_labels)
+        P = self._predictor(F, method)
+        return P[0] if single else P
+
+    def predict(self, F, method="auto"):
+        r"""The action ``argmax_a p*_a`` per row (for abstain, index ``k`` means abstain; Cor. 14)."""
+        F, single = as_potentials(F, self.n_labels)
+        actions = np.argmax(self._predictor(F, method), axis=1)
+        return actions[0] if single else actions
+
+    def extreme_points(self):
+        r"""The vertex table ``(Q, v)``: the extreme points of ``{(q, v): Lq >= v1, q in Δ}``.
+
+        For a recognised structure this is the set ``D`` of the seed's proof (Theorems 5, 6, 7,
+        12: ``2^k - 1`` points for zero-one, ``k(k+1)/2`` for ordinal, ...); otherwise it is
+        enumerated from the matrix (:func:`advgame.vertices.enumerate_extreme_points`), which
+        refuses with ``SizeLimitError`` when the matrix is too large.
+        """
+        table = self.vertex_table()
+        return table.Q.copy(), table.v.copy()
+
+    def vertex_table(self):
+        """The cached :class:`advgame.vertices.VertexTable` (built on first use)."""
+        with self._table_lock:
+            if self._table is None:
+                s = self.structure
+                if s.has_closed_form:
+                    Q, v = _CLOSED_FORMS[s.kind][2](self.n_labels, *self._closed_form_args())
+                else:
+                    try:
+                        Q, v = vertices.enumerate_extreme_points(self.loss.matrix)
+                    except SizeLimitError as exc:
+                        raise SizeLimitError(f"{exc} (Game.vertex_table)") from None
+                self._table = vertices.VertexTable(self.loss.matrix, Q, v)
+            return self._table
+
+    def lp(self, f):
+        r"""The game LP for one potential vector as a cvxpy ``Problem`` (for teaching).
+
+        ``max v + f^T q  s.t.  L q >= v 1,  sum(q) = 1,  q >= 0`` (seed 000 Eq. 4).  After
+        ``problem.solve()``, ``problem.value`` is the game value, ``problem.var_dict['q']`` the
+        adversary and ``problem.constraints[0].dual_value`` the predictor ``p*``.
+        """
+        import cvxpy as cp
+
+        F, single = as_potentials(f, self.n_labels, name="f")
+        if not single:
+            raise ValueError(f"f must be one potential vector of shape ({self.n_labels},); got {F.shape}.")
+        q = cp.Variable(self.n_labels, nonneg=True, name="q")
+        v = cp.Variable(name="v")
+        constraints = [self.loss.matrix @ q >= v, cp.sum(q) == 1]
+        return cp.Problem(cp.Maximize(v + F[0] @ q), constraints)

@@ -1,0 +1,330 @@
+r"""Loss matrices and the recognition of their structure.
+
+A loss matrix ``L[a, y]`` gives the loss of taking action ``a`` (one of ``l``) when the true label is
+``y`` (one of ``k``).  It defines the per-sample game of seed 000 Eq. (4),
+
+.. math::  \mathrm{value}(f) = \max_{q \in \Delta_k} \min_{p \in \Delta_l} p^\top L q + f^\top q,
+
+solved exactly by :class:`advgame.Game`.  Recognition works on the *numbers* (DESIGN §3): a user's
+array that equals ``c * (1 - I)`` up to a relative tolerance is a zero-one game with weight ``c``,
+so the closed forms of seed 000 Section 3 apply to it whatever way it was built.
+"""
+
+import csv
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import check_finite
+
+__all__ = [
+    "STRUCTURE_RTOL",
+    "ABSTAIN_CLOSED_FORM_MAX_ALPHA",
+    "LossMatrix",
+    "Structure",
+    "recognize",
+    "zero_one",
+    "ordinal",
+    "squared",
+    "abstain",
+    "as_loss_matrix",
+]
+
+#: Relative tolerance of structure recognition: ``max |L - c T| <= STRUCTURE_RTOL * max(c T)``.
+STRUCTURE_RTOL = 1e-10
+#: Largest abstention penalty (relative to the weight) for which Theorem 12 / 13 hold.
+ABSTAIN_CLOSED_FORM_MAX_ALPHA = 0.5
+
+KINDS = ("zero_one", "ordinal", "squared", "abstain", "general")
+
+
+@dataclass(frozen=True)
+class Structure:
+    """The recognised structure of a loss matrix.
+
+    Attributes
+    ----------
+    kind : {'zero_one', 'ordinal', 'squared', 'abstain', 'general'}
+        ``zero_one``: ``c (1 - I)``; ``ordinal``: ``c |a - y|``; ``squared``: ``c (a - y)^2``;
+        ``abstain``: ``c (1 - I)`` with an extra last row ``c * alpha``; ``general``: anything else.
+        For ``k = 2`` the first three coincide and ``zero_one`` is reported.
+    weight : float or None
+        The scale ``c > 0`` (seed 000 Theorem 8); None for ``general``.
+    alpha : float or None
+        Abstention penalty relative to ``weight`` (so the abstain row holds ``weight * alpha``);
+        None unless ``kind == 'abstain'``.
+    """
+
+    kind: str
+    weight: float | None = None
+    alpha: float | None = None
+
+    @property
+    def has_closed_form(self):
+        """Whether a closed form of seed 000 Section 3 applies (abstain needs alpha <= 1/2)."""
+        if self.kind == "abstain":
+            return self.alpha <= ABSTAIN_CLOSED_FORM_MAX_ALPHA
+        return self.kind != "general"
+
+    def __str__(self):
+        if self.kind == "general":
+            return "general"
+        text = f"{self.kind}(weight={self.weight:g}"
+        if self.alpha is not None:
+            text += f", alpha={self.alpha:g}"
+        return text + ")"
+
+
+def _templates(k):
+    a = np.arange(k)
+    diff = a[:, None] - a[None, :]
+    return {
+        "zero_one": (diff != 0).astype(np.float64),
+        "ordinal": np.abs(diff).astype(np.float64),
+        "squared": (diff**2).astype(np.float64),
+    }
+
+
+def _fit_scale(M, T):
+    """Least-squares scale ``c`` with ``M ~ c T``, and whether the fit is within tolerance."""
+    c = float(np.sum(M * T) / np.sum(T * T))
+    ok = c > 0 and np.max(np.abs(M - c * T)) <= STRUCTURE_RTOL * c * T.max()
+    return c, ok
+
+
+def recognize(matrix):
+    """Recognise the structure of a loss matrix from its numbers (scale-aware, tolerance-based).
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (l, k)
+        A validated loss matrix.
+
+    Returns
+    -------
+    Structure
+        The first of zero-one, ordinal, squared (square matrices) or abstain (``l = k + 1``) that
+        fits ``c * template`` to relative tolerance :data:`STRUCTURE_RTOL`, else ``general``.
+
+    Examples
+    --------
+    >>> recognize(3.0 * (1 - np.eye(5)))
+    Structure(kind='zero_one', weight=3.0, alpha=None)
+    """
+    M = np.asarray(matrix, dtype=np.float64)
+    l, k = M.shape
+    templates = _templates(k)
+    if l == k:
+        for kind in ("zero_one", "ordinal", "squared"):
+            c, ok = _fit_scale(M, templates[kind])
+            if ok:
+                return Structure(kind, c)
+    elif l == k + 1:
+        c, ok = _fit_scale(M[:k], templates["zero_one"])
+        row = M[k]
+        if ok and np.max(np.abs(row - row.mean())) <= STRUCTURE_RTOL * c:
+            return Structure("abstain", c, float(row.mean() / c))
+    return Structure("general")
+
+
+class LossMatrix:
+    r"""A loss matrix ``L[a, y]``: ``l`` actions (rows) by ``k`` labels (columns).
+
+    Parameters
+    ----------
+    matrix : array-like of shape (l, k)
+        Finite, non-negative losses, at least two labels (columns).
+    labels : sequence of length k, optional
+        Names of the true labels; default ``0..k-1``.
+    actions : sequence of length l, optional
+        Names of the actions; default the labels when ``l == k``, and the labels followed by
+        ``'abstain'`` for the abstain structure.
+
+    Attributes
+    ----------
+    matrix : ndarray of shape (l, k)
+        Read-only float64 copy.
+    structure : Structure
+        What :func:`recognize` found (drives the fast paths of :class:`advgame.Game`).
+
+    Examples
+    --------
+    >>> L = LossMatrix(3.0 * (1 - np.eye(3)))
+    >>> L.structure.kind, L.structure.weight
+    ('zero_one', 3.0)
+    """
+
+    def __init__(self, matrix, labels=None, actions=None):
+        try:
+            M = np.array(matrix, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"matrix must be a numeric 2-D array; could not convert it ({exc}).") from exc
+        if M.ndim != 2:
+            raise ValueError(
+                f"matrix must be 2-D (actions x labels); got an array with shape {M.shape}."
+            )
+        l, k = M.shape
+        if k < 2:
+            raise ValueError(f"matrix must have at least 2 labels (columns); got shape {M.shape}.")
+        if l < 1:
+            raise ValueError(f"matrix must have at least 1 action (row); got shape {M.shape}.")
+        check_finite("matrix", M)
+        if np.any(M < 0):
+            a, y = np.argwhere(M < 0)[0]
+            raise ValueError(
+                f"matrix must be non-negative (losses); found {M[a, y]} at action {a}, label {y}."
+            )
+        M.flags.writeable = False
+        self.matrix = M
+        self.structure = recognize(M)
+        self.labels = self._names("labels", labels, k, list(range(k)))
+        if actions is None and l == k:
+            default_actions = list(self.labels)
+        elif actions is None and self.structure.kind == "abstain":
+            default_actions = list(self.labels) + ["abstain"]
+        else:
+            default_actions = list(range(l))
+        self.actions = self._names("actions", actions, l, default_actions)
+
+    @staticmethod
+    def _names(name, given, size, default):
+        if given is None:
+            return tuple(default)
+        given = tuple(given)
+        if len(given) != size:
+            raise ValueError(f"{name} must have {size} entries to match the matrix; got {len(given)}.")
+        return given
+
+    @property
+    def n_labels(self):
+        """Number of true labels ``k`` (columns)."""
+        return self.matrix.shape[1]
+
+    @property
+    def n_actions(self):
+        """Number of actions ``l`` (rows)."""
+        return self.matrix.shape[0]
+
+    @property
+    def shape(self):
+        return self.matrix.shape
+
+    def __array__(self, dtype=None, copy=None):
+        return self.matrix if dtype is None else self.matrix.astype(dtype)
+
+    def __eq__(self, other):
+        if not isinstance(other, LossMatrix):
+            return NotImplemented
+        return (
+            self.shape == other.shape
+            and np.array_equal(self.matrix, other.matrix)
+            and self.labels == other.labels
+            and self.actions == other.actions
+        )
+
+    def __hash__(self):
+        return hash((self.shape, self.matrix.tobytes(), self.labels, self.actions))
+
+    def __repr__(self):
+        l, k = self.shape
+        head = f"LossMatrix({l} actions x {k} labels, structure={self.structure})"
+        if l * k > 400:
+            return head
+        cells = [[_fmt(x) for x in row] for row in self.matrix]
+        rows = [[str(a)] + c for a, c in zip(self.actions, cells)]
+        header = ["a \\ y"] + [str(y) for y in self.labels]
+        widths = [max(len(r[j]) for r in [header] + rows) for j in range(k + 1)]
+        lines = ["  ".join(s.rjust(w) for s, w in zip(r, widths)) for r in [header] + rows]
+        return head + "\n" + "\n".join("  " + line for line in lines)
+
+    @classmethod
+    def from_csv(cls, path):
+        """Read a loss matrix from a CSV file (numbers only; no code is ever loaded).
+
+        An optional first row of non-numeric cells names the labels; an optional first column of
+        non-numeric cells names the actions.
+        """
+        with open(path, newline="") as handle:
+            rows = [r for r in csv.reader(handle) if any(cell.strip() for cell in r)]
+        if not rows:
+            raise ValueError(f"{path}: the CSV file is empty; expected a matrix of losses.")
+        labels = actions = None
+        if not _is_number_row(rows[0]):
+            labels, rows = [c.strip() for c in rows[0]], rows[1:]
+        if rows and not _is_number(rows[0][0]):
+            actions = [r[0].strip() for r in rows]
+            rows = [r[1:] for r in rows]
+            if labels is not None and len(labels) == len(rows[0]) + 1:
+                labels = labels[1:]
+        try:
+            matrix = [[float(c) for c in r] for r in rows]
+        except ValueError as exc:
+            raise ValueError(f"{path}: every loss must be a number ({exc}).") from exc
+        if len({len(r) for r in matrix}) > 1:
+            raise ValueError(f"{path}: rows have different lengths; expected a rectangular matrix.")
+        return cls(matrix, labels=labels, actions=actions)
+
+
+def _is_number(cell):
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_number_row(row):
+    return all(_is_number(c) for c in row)
+
+
+def _fmt(x):
+    return f"{x:.6g}"
+
+
+def _check_k(k):
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise ValueError(f"k (number of labels) must be an integer >= 2; got {k!r}.")
+    return int(k)
+
+
+def _check_weight(weight):
+    if not np.isfinite(weight) or weight <= 0:
+        raise ValueError(f"weight must be a finite positive number; got {weight!r}.")
+    return float(weight)
+
+
+def zero_one(k, weight=1.0):
+    """Zero-one loss ``weight * 1[a != y]`` (seed 000 §2.3.1, Corollary 9)."""
+    k = _check_k(k)
+    return LossMatrix(_check_weight(weight) * _templates(k)["zero_one"])
+
+
+def ordinal(k, weight=1.0):
+    """Ordinal absolute loss ``weight * |a - y|`` (seed 000 §3.2, Corollary 10)."""
+    k = _check_k(k)
+    return LossMatrix(_check_weight(weight) * _templates(k)["ordinal"])
+
+
+def squared(k, weight=1.0):
+    """Ordinal squared loss ``weight * (a - y)^2`` (seed 000 §3.3, Corollary 11)."""
+    k = _check_k(k)
+    return LossMatrix(_check_weight(weight) * _templates(k)["squared"])
+
+
+def abstain(k, alpha=0.5, weight=1.0):
+    """Zero-one loss with an abstain action costing ``weight * alpha`` (seed 000 §3.5).
+
+    The matrix is ``(k + 1) x k``; the last action is ``'abstain'``.  The closed forms
+    (Theorems 12-13) hold for ``alpha <= 1/2``; larger alpha is solved by vertices or LP.
+    """
+    k = _check_k(k)
+    if not np.isfinite(alpha) or not 0 <= alpha <= 1:
+        raise ValueError(f"alpha (abstention penalty) must lie in [0, 1]; got {alpha!r}.")
+    w = _check_weight(weight)
+    M = np.vstack([_templates(k)["zero_one"], np.full((1, k), float(alpha))]) * w
+    return LossMatrix(M)
+
+
+def as_loss_matrix(loss):
+    """Accept a :class:`LossMatrix` or a plain array (converted with validation)."""
+    return loss if isinstance(loss, LossMatrix) else LossMatrix(loss)

@@ -1,0 +1,163 @@
+r"""Cross-checks of every method of a game against each other and against optimality certificates.
+
+For each available method the report gives, over random potentials (Gaussian, integer-valued with
+ties, duplicated maxima, magnitudes up to ``1e6``):
+
+* ``value_error``: ``max |V_method - V_lp|`` relative to ``max(1, |V_lp|, max L)``;
+* ``adversary_gap``: ``max |V - (H_L(q*) + f^T q*)|`` (``q*`` attains the value);
+* ``predictor_gap``: ``max |max_j (L^T p* + f)_j - V|`` (``p*`` attains the value, LP duality);
+* ``feasibility``: the largest violation of ``q* in Δ_k`` and ``p* in Δ_l``;
+* ``seconds`` and ``per_row_us``: time for value + adversary + predictor on all rows.
+
+A method is correct when all four are below the tolerance (``1e-9`` by default).
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .exceptions import NotApplicableError, SizeLimitError
+from .game import Game
+
+__all__ = ["MethodCheck", "VerificationReport", "random_potentials", "verify_game", "VERIFY_RTOL"]
+
+#: Relative tolerance a method must meet against the LP and its own certificates.
+VERIFY_RTOL = 1e-9
+
+
+def random_potentials(k, n=200, seed=0, scale=1e6):
+    """Random potentials that exercise the edge cases of the closed forms.
+
+    A quarter each: standard normal; small integers (many exact ties); normal with the maximum
+    duplicated; normal times ``scale`` (large magnitudes) with a constant offset.
+
+    Parameters
+    ----------
+    k : int
+        Number of labels.
+    n : int
+        Number of rows (at least 4).
+    seed : int
+        Seed of the numpy generator; the same seed gives the same potentials.
+    scale : float
+        Magnitude of the last quarter.
+    """
+    rng = np.random.default_rng(seed)
+    parts = np.array_split(np.arange(n), 4)
+    F = rng.normal(size=(n, k))
+    F[parts[1]] = rng.integers(-2, 3, size=(parts[1].size, k))
+    top = np.argmax(F[parts[2]], axis=1)
+    other = (top + 1 + rng.integers(0, k - 1, size=top.size)) % k
+    F[parts[2], other] = F[parts[2], top]
+    F[parts[3]] = scale * rng.normal(size=(parts[3].size, k)) + rng.normal() * scale
+    return F
+
+
+@dataclass
+class MethodCheck:
+    """The result of checking one method (see the module docstring for the fields)."""
+
+    method: str
+    value_error: float
+    adversary_gap: float
+    predictor_gap: float
+    feasibility: float
+    seconds: float
+    per_row_us: float
+
+    def ok(self, rtol=VERIFY_RTOL):
+        return max(self.value_error, self.adversary_gap, self.predictor_gap, self.feasibility) <= rtol
+
+
+@dataclass
+class VerificationReport:
+    """All method checks for one game; ``str(report)`` is a readable table."""
+
+    game: Game
+    n_rows: int
+    checks: list = field(default_factory=list)
+    skipped: dict = field(default_factory=dict)
+
+    @property
+    def max_error(self):
+        return max(
+            max(c.value_error, c.adversary_gap, c.predictor_gap, c.feasibility) for c in self.checks
+        )
+
+    def ok(self, rtol=VERIFY_RTOL):
+        return all(c.ok(rtol) for c in self.checks)
+
+    def __str__(self):
+        head = (
+            f"{'method':<12} {'value err':>10} {'q* gap':>10} {'p* gap':>10} {'feasib.':>10} "
+            f"{'us/row':>10}  ok"
+        )
+        lines = [f"{self.game.loss.structure} loss, {self.n_rows} random potential rows", head]
+        for c in self.checks:
+            lines.append(
+                f"{c.method:<12} {c.value_error:>10.1e} {c.adversary_gap:>10.1e} "
+                f"{c.predictor_gap:>10.1e} {c.feasibility:>10.1e} {c.per_row_us:>10.1f}  "
+                f"{'yes' if c.ok() else 'NO'}"
+            )
+        for method, reason in self.skipped.items():
+            lines.append(f"{method:<12} skipped: {reason}")
+        return "\n".join(lines)
+
+
+def _check(game, F, method, reference):
+    L = game.loss.matrix
+    start = time.perf_counter()
+    value = game.value(F, method=method)
+    Q = game.adversary(F, method=method)
+    P = game.predictor(F, method=method)
+    seconds = time.perf_counter() - start
+    ref = value if reference is None else reference
+    scale = np.maximum(np.maximum(np.abs(ref), L.max()), 1.0)
+    certified_q = (Q @ L.T).min(axis=1) + np.sum(F * Q, axis=1)
+    certified_p = (P @ L + F).max(axis=1)
+    feasibility = max(
+        -Q.min(), -P.min(), np.abs(Q.sum(axis=1) - 1).max(), np.abs(P.sum(axis=1) - 1).max(), 0.0
+    )
+    return MethodCheck(
+        method=method,
+        value_error=float(np.max(np.abs(value - ref) / scale)),
+        adversary_gap=float(np.max(np.abs(certified_q - value) / scale)),
+        predictor_gap=float(np.max(np.abs(certified_p - value) / scale)),
+        feasibility=float(feasibility) + 0.0,
+        seconds=seconds,
+        per_row_us=1e6 * seconds / F.shape[0],
+    ), value
+
+
+def verify_game(loss, n=200, seed=0, F=None):
+    """Compare every applicable method of ``Game(loss)`` on random potentials.
+
+    Parameters
+    ----------
+    loss : LossMatrix, array-like or Game
+    n : int
+        Rows of random potentials (ignored when ``F`` is given).
+    seed : int
+        Seed for :func:`random_potentials`.
+    F : ndarray of shape (n, k), optional
+        Potentials to use instead of random ones.
+
+    Returns
+    -------
+    VerificationReport
+        Methods that do not apply (no closed form, vertex table too large) are listed as skipped.
+    """
+    game = loss if isinstance(loss, Game) else Game(loss)
+    if F is None:
+        F = random_potentials(game.n_labels, n=n, seed=seed)
+    F = np.asarray(F, dtype=np.float64)
+    report = VerificationReport(game=game, n_rows=F.shape[0])
+    lp_check, reference = _check(game, F, "lp", None)
+    report.checks.append(lp_check)
+    for method in ("closed_form", "vertices"):
+        try:
+            report.checks.append(_check(game, F, method, reference)[0])
+        except (NotApplicableError, SizeLimitError) as exc:
+            report.skipped[method] = str(exc)
+    return report
