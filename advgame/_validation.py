@@ -62,7 +62,11 @@ def as_labels(y, n, k, name="y"):
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"{name} must hold one label per row ({n}); got shape {y.shape}.")
     if not (np.issubdtype(y.dtype, np.integer) or np.issubdtype(y.dtype, np.bool_)):
-        if np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+        if (
+            np.issubdtype(y.dtype, np.floating)
+            and np.all(np.isfinite(y))
+            and np.all(y == np.round(y))
+        ):
             y = y.astype(np.int64)
         else:
             raise ValueError(

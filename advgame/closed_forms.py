@@ -309,7 +309,9 @@ def abstain_vertices(k, alpha, weight=1.0):
     pairs[np.arange(i.size), i] = 1.0 - alpha
     pairs[np.arange(i.size), j] += alpha
     _check_size(k + i.size, "abstain", k)
-    return np.vstack([np.eye(k), pairs]), np.concatenate([np.zeros(k), np.full(i.size, weight * alpha)])
+    return np.vstack([np.eye(k), pairs]), np.concatenate(
+        [np.zeros(k), np.full(i.size, weight * alpha)]
+    )
 
 
 def _check_size(count, kind, k):

@@ -39,10 +39,26 @@ METHODS = ("auto", "closed_form", "vertices", "lp")
 AUTO_VERTEX_BASES = 200_000
 
 _CLOSED_FORMS = {
-    "zero_one": (closed_forms.zero_one, closed_forms.zero_one_predictor, closed_forms.zero_one_vertices),
-    "ordinal": (closed_forms.ordinal, closed_forms.ordinal_predictor, closed_forms.ordinal_vertices),
-    "squared": (closed_forms.squared, closed_forms.squared_predictor, closed_forms.squared_vertices),
-    "abstain": (closed_forms.abstain, closed_forms.abstain_predictor, closed_forms.abstain_vertices),
+    "zero_one": (
+        closed_forms.zero_one,
+        closed_forms.zero_one_predictor,
+        closed_forms.zero_one_vertices,
+    ),
+    "ordinal": (
+        closed_forms.ordinal,
+        closed_forms.ordinal_predictor,
+        closed_forms.ordinal_vertices,
+    ),
+    "squared": (
+        closed_forms.squared,
+        closed_forms.squared_predictor,
+        closed_forms.squared_vertices,
+    ),
+    "abstain": (
+        closed_forms.abstain,
+        closed_forms.abstain_predictor,
+        closed_forms.abstain_vertices,
+    ),
 }
 
 
@@ -89,7 +105,9 @@ class Game:
         self.__init__(state["loss"])
 
     def __repr__(self):
-        return f"Game({self.n_actions} actions x {self.n_labels} labels, fast_path={self.fast_path!r})"
+        return (
+            f"Game({self.n_actions} actions x {self.n_labels} labels, fast_path={self.fast_path!r})"
+        )
 
     @property
     def n_labels(self):
@@ -232,7 +250,9 @@ class Game:
 
         F, single = as_potentials(f, self.n_labels, name="f")
         if not single:
-            raise ValueError(f"f must be one potential vector of shape ({self.n_labels},); got {F.shape}.")
+            raise ValueError(
+                f"f must be one potential vector of shape ({self.n_labels},); got {F.shape}."
+            )
         q = cp.Variable(self.n_labels, nonneg=True, name="q")
         v = cp.Variable(name="v")
         constraints = [self.loss.matrix @ q >= v, cp.sum(q) == 1]

@@ -158,7 +158,9 @@ class LossMatrix:
         try:
             M = np.array(matrix, dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"matrix must be a numeric 2-D array; could not convert it ({exc}).") from exc
+            raise ValueError(
+                f"matrix must be a numeric 2-D array; could not convert it ({exc})."
+            ) from exc
         if M.ndim != 2:
             raise ValueError(
                 f"matrix must be 2-D (actions x labels); got an array with shape {M.shape}."
@@ -192,7 +194,9 @@ class LossMatrix:
             return tuple(default)
         given = tuple(given)
         if len(given) != size:
-            raise ValueError(f"{name} must have {size} entries to match the matrix; got {len(given)}.")
+            raise ValueError(
+                f"{name} must have {size} entries to match the matrix; got {len(given)}."
+            )
         return given
 
     @property

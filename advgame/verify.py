@@ -67,7 +67,9 @@ class MethodCheck:
     per_row_us: float
 
     def ok(self, rtol=VERIFY_RTOL):
-        return max(self.value_error, self.adversary_gap, self.predictor_gap, self.feasibility) <= rtol
+        return (
+            max(self.value_error, self.adversary_gap, self.predictor_gap, self.feasibility) <= rtol
+        )
 
 
 @dataclass

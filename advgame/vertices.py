@@ -99,9 +99,7 @@ def _solve_bases(Ls, R, S):
     Q = np.zeros((x.shape[0], k))
     np.put_along_axis(Q, R[regular], x[:, :r], axis=1)
     v = x[:, r]
-    feasible = (Q.min(axis=1) >= -VERTEX_TOL) & (
-        (Q @ Ls.T - v[:, None]).min(axis=1) >= -VERTEX_TOL
-    )
+    feasible = (Q.min(axis=1) >= -VERTEX_TOL) & ((Q @ Ls.T - v[:, None]).min(axis=1) >= -VERTEX_TOL)
     return Q[feasible]
 
 
