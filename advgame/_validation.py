@@ -78,3 +78,25 @@ def as_labels(y, n, k, name="y"):
             f"{name} must be label indices in 0..{k - 1}; got values from {y.min()} to {y.max()}."
         )
     return y
+
+
+def check_real(name, value, *, low=None, strict=False, high=None):
+    """A finite real scalar (not bool) with optional bounds; returns it as float.
+
+    ``strict`` makes the lower bound exclusive.  The message names the argument and the range.
+    """
+    import numbers
+
+    valid = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
+    if valid and low is not None:
+        valid = value > low if strict else value >= low
+    if valid and high is not None:
+        valid = value <= high
+    if not valid:
+        lo = "" if low is None else f"{'>' if strict else '>='} {low}"
+        hi = "" if high is None else f"<= {high}"
+        bounds = " and ".join(b for b in (lo, hi) if b)
+        raise ValueError(
+            f"{name} must be a finite number{' ' + bounds if bounds else ''}; got {value!r}."
+        )
+    return float(value)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_finite
+from ._validation import check_finite, check_real
 
 __all__ = [
     "STRUCTURE_RTOL",
@@ -292,9 +292,7 @@ def _check_k(k):
 
 
 def _check_weight(weight):
-    if not np.isfinite(weight) or weight <= 0:
-        raise ValueError(f"weight must be a finite positive number; got {weight!r}.")
-    return float(weight)
+    return check_real("weight", weight, low=0, strict=True)
 
 
 def zero_one(k, weight=1.0):
@@ -322,8 +320,7 @@ def abstain(k, alpha=0.5, weight=1.0):
     (Theorems 12-13) hold for ``alpha <= 1/2``; larger alpha is solved by vertices or LP.
     """
     k = _check_k(k)
-    if not np.isfinite(alpha) or not 0 <= alpha <= 1:
-        raise ValueError(f"alpha (abstention penalty) must lie in [0, 1]; got {alpha!r}.")
+    alpha = check_real("alpha (abstention penalty)", alpha, low=0, high=1)
     w = _check_weight(weight)
     M = np.vstack([_templates(k)["zero_one"], np.full((1, k), float(alpha))]) * w
     return LossMatrix(M)

@@ -1,0 +1,6 @@
+"""Compilation of learning problems into LP / QP / SOCP programs with HiGHS and cvxpy backends."""
+
+from .learning import CompiledGame, LearningSolution, compile_learning
+from .program import Program, Solution
+
+__all__ = ["CompiledGame", "LearningSolution", "Program", "Solution", "compile_learning"]

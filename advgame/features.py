@@ -1,0 +1,260 @@
+r"""Feature maps ``phi(x, y)``: the statistics the adversary must match (seed 000 §2-3, §6.2).
+
+Potentials are linear in the parameters, ``f_{ij}(theta) = theta . phi(x_i, j)``.  A feature map is
+fitted once (dimensions, training inputs for kernels) and then *bound* to an input matrix ``X``,
+giving a linear operator with
+
+* ``forward(theta) -> F`` of shape ``(n, k)``,
+* ``adjoint(G) -> sum_ij G_ij phi(x_i, j)`` (the gradient of ``sum_ij G_ij f_ij``), and
+* ``matrix()``: the sparse design ``D`` with ``vec(F) = D theta``, rows ordered ``i * k + j``
+  (used by the compiler).
+
+For the built-in maps ``forward`` and ``adjoint`` are one or two matrix products with ``X``; no
+``n x k x d`` array is ever formed.  ``norm_factor()`` gives ``G`` with ``||theta||^2 = ||G theta||^2``
+for the norm the uncertainty sets use (identity, or the RKHS norm ``tr(A^T K A)`` for kernels).
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import pairwise_kernels
+
+from ._validation import check_finite
+
+__all__ = ["FeatureMap", "Multiclass", "Thresholded", "KernelFeatures", "CallableFeatures"]
+
+
+class FeatureMap:
+    """Base class: subclasses implement ``_fit``, ``bind`` and may override ``blocks``."""
+
+    n_params = None
+    #: Whether ``theta`` lives in a finite coordinate space where l1 / linf norms make sense.
+    coordinate_norms = True
+
+    def fit(self, X, n_classes):
+        """Fix the dimensions from training inputs ``X`` (n, d) and the number of classes."""
+        self.n_classes_ = int(n_classes)
+        self.n_features_in_ = X.shape[1]
+        self._fit(X)
+        return self
+
+    def _fit(self, X):
+        raise NotImplementedError
+
+    def bind(self, X):
+        """The linear operator ``theta -> F`` for inputs ``X``."""
+        raise NotImplementedError
+
+    def blocks(self):
+        """Index arrays partitioning ``theta`` (per-class blocks for group norms)."""
+        return [np.arange(self.n_params)]
+
+    def norm_factor(self):
+        """Sparse ``G`` with ``||theta||_2^2 = ||G theta||^2`` (identity for explicit features)."""
+        return sp.identity(self.n_params, format="csr")
+
+
+class _DenseOperator:
+    """``F = X1 @ Theta`` with ``Theta = theta.reshape(p, k)``: the multiclass / kernel form."""
+
+    def __init__(self, X1, k):
+        self.X1 = X1
+        self.k = k
+
+    def forward(self, theta):
+        return self.X1 @ theta.reshape(-1, self.k)
+
+    def adjoint(self, G):
+        return (self.X1.T @ G).ravel()
+
+    def matrix(self):
+        return sp.kron(sp.csr_matrix(self.X1), sp.identity(self.k), format="csr")
+
+
+class Multiclass(FeatureMap):
+    r"""Multiclass blocks ``phi_mc(x, y) = e_y ⊗ [x; 1]`` (seed 000 §3.2.1).
+
+    ``theta`` is ``Theta.ravel()`` with ``Theta`` of shape ``(d + 1, k)``: column ``j`` is the
+    weight vector of class ``j`` (last row the intercepts), so ``F = [X, 1] @ Theta``.
+
+    Parameters
+    ----------
+    fit_intercept : bool
+        Append the constant feature (its moment is the class frequency).
+    """
+
+    def __init__(self, fit_intercept=True):
+        self.fit_intercept = fit_intercept
+
+    def _fit(self, X):
+        self.n_params = (self.n_features_in_ + self.fit_intercept) * self.n_classes_
+
+    def _augment(self, X):
+        return np.hstack([X, np.ones((X.shape[0], 1))]) if self.fit_intercept else X
+
+    def bind(self, X):
+        return _DenseOperator(self._augment(X), self.n_classes_)
+
+    def blocks(self):
+        return [np.arange(j, self.n_params, self.n_classes_) for j in range(self.n_classes_)]
+
+    def coef(self, theta):
+        """``(coef, intercept)`` in scikit-learn layout ``(k, d)`` and ``(k,)``."""
+        Theta = theta.reshape(-1, self.n_classes_)
+        if self.fit_intercept:
+            return Theta[:-1].T.copy(), Theta[-1].copy()
+        return Theta.T.copy(), np.zeros(self.n_classes_)
+
+
+class _ThresholdedOperator:
+    def __init__(self, X, levels, cumulative):
+        self.X, self.levels, self.cumulative = X, levels, cumulative
+
+    def forward(self, theta):
+        d = self.X.shape[1]
+        return np.outer(self.X @ theta[:d], self.levels) + self.cumulative @ theta[d:]
+
+    def adjoint(self, G):
+        return np.concatenate([self.X.T @ (G @ self.levels), self.cumulative.T @ G.sum(axis=0)])
+
+    def matrix(self):
+        n = self.X.shape[0]
+        shared = sp.kron(sp.csr_matrix(self.X), self.levels[:, None])
+        thresholds = sp.vstack([sp.csr_matrix(self.cumulative)] * n) if n else None
+        return sp.hstack([shared, thresholds], format="csr")
+
+
+class Thresholded(FeatureMap):
+    r"""Thresholded ordinal features ``phi_th(x, y) = [y x; 1(y <= 1), ..., 1(y <= k-1)]``.
+
+    Seed 000 §3.2.1: one shared weight vector ``w`` and ``k - 1`` thresholds ``eta``, with labels
+    numbered ``y = 1..k`` in ``classes_`` order, so ``f_y = y (w . x) + sum_{t >= y} eta_t``.
+    ``theta = [w; eta]``.
+    """
+
+    def _fit(self, X):
+        k = self.n_classes_
+        self.n_params = self.n_features_in_ + k - 1
+        self.levels_ = np.arange(1, k + 1, dtype=np.float64)
+        self.cumulative_ = (self.levels_[:, None] <= np.arange(1, k)[None, :]).astype(np.float64)
+
+    def bind(self, X):
+        return _ThresholdedOperator(X, self.levels_, self.cumulative_)
+
+    def blocks(self):
+        d = self.n_features_in_
+        return [np.arange(d), np.arange(d, self.n_params)]
+
+
+class KernelFeatures(FeatureMap):
+    r"""Kernel features by the representer theorem (seed 000 §6.2).
+
+    With training inputs ``X_t`` and the block kernel ``K((x, y), (x', y')) = K(x, x') 1[y = y']``,
+    ``theta = sum_{m, j} A_{mj} omega(phi(x_m, j))`` so ``F = K(X, X_t) A`` and
+    ``||theta||^2 = tr(A^T K A)``.  ``theta = A.ravel()`` with ``A`` of shape ``(n_t, k)``.
+
+    Parameters
+    ----------
+    kernel : {'linear', 'poly', 'rbf'} or callable
+        Passed to :func:`sklearn.metrics.pairwise.pairwise_kernels`.
+    gamma, degree, coef0 : float
+        Kernel parameters (``gamma=None`` means ``1 / n_features``).
+    """
+
+    coordinate_norms = False
+
+    def __init__(self, kernel="rbf", gamma=None, degree=3, coef0=1.0):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+
+    def _params(self):
+        if callable(self.kernel):
+            return {}
+        if self.kernel not in ("linear", "poly", "rbf"):
+            raise ValueError(
+                f"kernel must be 'linear', 'poly', 'rbf' or a callable; got {self.kernel!r}."
+            )
+        gamma = 1.0 / self.n_features_in_ if self.gamma is None else self.gamma
+        if not np.isfinite(gamma) or gamma <= 0:
+            raise ValueError(f"gamma must be a finite positive number; got {self.gamma!r}.")
+        if self.kernel == "rbf":
+            return {"gamma": gamma}
+        if self.kernel == "poly":
+            if int(self.degree) != self.degree or self.degree < 1:
+                raise ValueError(f"degree must be an integer >= 1; got {self.degree!r}.")
+            return {"gamma": gamma, "degree": int(self.degree), "coef0": self.coef0}
+        return {}
+
+    def _fit(self, X):
+        self._kernel_params = self._params()
+        self.X_fit_ = X
+        self.n_params = X.shape[0] * self.n_classes_
+        self._factor = None
+
+    def gram(self, X):
+        """``K(X, X_fit)``."""
+        K = pairwise_kernels(X, self.X_fit_, metric=self.kernel, **self._kernel_params)
+        check_finite("kernel matrix", K)
+        return K
+
+    def bind(self, X):
+        return _DenseOperator(self.gram(X), self.n_classes_)
+
+    def blocks(self):
+        return [np.arange(j, self.n_params, self.n_classes_) for j in range(self.n_classes_)]
+
+    def norm_factor(self):
+        r"""``G = (R^T ⊗ I_k)`` with ``K = R R^T`` (eigen-factor, tiny negative eigenvalues clipped)."""
+        if self._factor is None:
+            eigenvalues, vectors = np.linalg.eigh(self.gram(self.X_fit_))
+            R = vectors * np.sqrt(np.clip(eigenvalues, 0.0, None))
+            self._factor = sp.kron(sp.csr_matrix(R.T), sp.identity(self.n_classes_), format="csr")
+        return self._factor
+
+
+class _StackedOperator:
+    def __init__(self, D, n, k):
+        self.D, self.n, self.k = D, n, k
+
+    def forward(self, theta):
+        return (self.D @ theta).reshape(self.n, self.k)
+
+    def adjoint(self, G):
+        return self.D.T @ G.ravel()
+
+    def matrix(self):
+        return sp.csr_matrix(self.D)
+
+
+class CallableFeatures(FeatureMap):
+    r"""A user feature map ``phi(X, j) -> (n, p)`` array: the features of every sample for label ``j``.
+
+    The per-label matrices are stacked into the design ``D`` (``n k x p``) once per bound ``X``;
+    a general callable has no structure to exploit, so this costs ``n k p`` memory.
+    """
+
+    def __init__(self, phi):
+        if not callable(phi):
+            raise ValueError(f"phi must be callable as phi(X, label_index); got {phi!r}.")
+        self.phi = phi
+
+    def _blocks_for(self, X):
+        blocks = [np.asarray(self.phi(X, j), dtype=np.float64) for j in range(self.n_classes_)]
+        for j, B in enumerate(blocks):
+            if B.ndim != 2 or B.shape[0] != X.shape[0]:
+                raise ValueError(
+                    f"phi(X, {j}) must return an array of shape (n_samples, n_params); got {B.shape}."
+                )
+            check_finite(f"phi(X, {j})", B)
+        return blocks
+
+    def _fit(self, X):
+        self.n_params = self._blocks_for(X[:1])[0].shape[1]
+
+    def bind(self, X):
+        blocks = self._blocks_for(X)
+        if any(B.shape[1] != self.n_params for B in blocks):
+            raise ValueError(f"phi must return {self.n_params} features for every label.")
+        D = np.stack(blocks, axis=1).reshape(X.shape[0] * self.n_classes_, self.n_params)
+        return _StackedOperator(D, X.shape[0], self.n_classes_)
