@@ -304,11 +304,11 @@ def abstain_vertices(k, alpha, weight=1.0):
     _check_alpha(alpha)
     if alpha == 0:
         return np.eye(k), np.zeros(k)
+    _check_size(k + (k * (k - 1) // 2 if alpha == 0.5 else k * (k - 1)), "abstain", k)
     i, j = np.triu_indices(k, 1) if alpha == 0.5 else np.nonzero(~np.eye(k, dtype=bool))
     pairs = np.zeros((i.size, k))
     pairs[np.arange(i.size), i] = 1.0 - alpha
     pairs[np.arange(i.size), j] += alpha
-    _check_size(k + i.size, "abstain", k)
     return np.vstack([np.eye(k), pairs]), np.concatenate(
         [np.zeros(k), np.full(i.size, weight * alpha)]
     )

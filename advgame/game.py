@@ -151,7 +151,7 @@ class Game:
         s = self.structure
         return (s.alpha, s.weight) if s.kind == "abstain" else (s.weight,)
 
-    def _adversary(self, F, method):
+    def _solve_adversary(self, F, method):
         method = self._resolve(method)
         if method == "closed_form":
             return _CLOSED_FORMS[self.structure.kind][0](F, *self._closed_form_args())
@@ -179,7 +179,7 @@ class Game:
     def value(self, F, method="auto"):
         r"""Game value ``max_q min_p p^T L q + f^T q`` for each row of ``F`` (seed 000 Eq. 4)."""
         F, single = as_potentials(F, self.n_labels)
-        value = self._adversary(F, method)[0]
+        value = self._solve_adversary(F, method)[0]
         return value[0] if single else value
 
     def surrogate(self, F, y, method="auto"):
@@ -189,13 +189,19 @@ class Game:
         """
         F, single = as_potentials(F, self.n_labels)
         y = as_labels(y, F.shape[0], self.n_labels)
-        loss = self._adversary(F, method)[0] - F[np.arange(F.shape[0]), y]
+        loss = self._solve_adversary(F, method)[0] - F[np.arange(F.shape[0]), y]
         return loss[0] if single else loss
+
+    def value_and_adversary(self, F, method="auto"):
+        r"""``(value, q*)`` in one solve: the objective and subgradient that learning needs."""
+        F, single = as_potentials(F, self.n_labels)
+        value, Q = self._solve_adversary(F, method)
+        return (value[0], Q[0]) if single else (value, Q)
 
     def adversary(self, F, method="auto"):
         r"""An optimal adversary ``q*`` per row: a subgradient of ``value`` (Theorem 19)."""
         F, single = as_potentials(F, self.n_labels)
-        Q = self._adversary(F, method)[1]
+        Q = self._solve_adversary(F, method)[1]
         return Q[0] if single else Q
 
     def predictor(self, F, method="auto"):

@@ -123,7 +123,11 @@ def recognize(matrix):
         c, ok = _fit_scale(M[:k], templates["zero_one"])
         row = M[k]
         if ok and np.max(np.abs(row - row.mean())) <= STRUCTURE_RTOL * c:
-            return Structure("abstain", c, float(row.mean() / c))
+            alpha = float(row.mean() / c)
+            for special in (0.0, ABSTAIN_CLOSED_FORM_MAX_ALPHA):  # where the vertex set changes
+                if abs(alpha - special) <= STRUCTURE_RTOL:
+                    alpha = special
+            return Structure("abstain", c, alpha)
     return Structure("general")
 
 
@@ -227,7 +231,15 @@ class LossMatrix:
         )
 
     def __hash__(self):
-        return hash((self.shape, self.matrix.tobytes(), self.labels, self.actions))
+        # + 0.0 turns -0.0 into 0.0, so equal matrices hash equally
+        return hash((self.shape, (self.matrix + 0.0).tobytes(), self.labels, self.actions))
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.matrix.flags.writeable = False
+
+    # numpy defers comparisons to LossMatrix instead of broadcasting over __array__
+    __array_ufunc__ = None
 
     def __repr__(self):
         l, k = self.shape
@@ -245,7 +257,7 @@ class LossMatrix:
     def from_csv(cls, path):
         """Read a loss matrix from a CSV file (numbers only; no code is ever loaded).
 
-        An optional first row of non-numeric cells names the labels; an optional first column of
+        An optional first row whose cells after the first are non-numeric names the labels; an optional first column of
         non-numeric cells names the actions.
         """
         with open(path, newline="") as handle:
@@ -253,7 +265,8 @@ class LossMatrix:
         if not rows:
             raise ValueError(f"{path}: the CSV file is empty; expected a matrix of losses.")
         labels = actions = None
-        if not _is_number_row(rows[0]):
+        # a header names labels: none of its cells after the first (a corner) is a number
+        if not any(_is_number(c) for c in rows[0][1:]):
             labels, rows = [c.strip() for c in rows[0]], rows[1:]
         if rows and not _is_number(rows[0][0]):
             actions = [r[0].strip() for r in rows]
@@ -275,10 +288,6 @@ def _is_number(cell):
     except ValueError:
         return False
     return True
-
-
-def _is_number_row(row):
-    return all(_is_number(c) for c in row)
 
 
 def _fmt(x):

@@ -136,7 +136,7 @@ class VertexTable:
         self.Q = np.asarray(Q, dtype=np.float64)
         self.v = np.asarray(v, dtype=np.float64)
         self._scale = max(float(self.matrix.max()), 1.0)
-        self._systems = None
+        self._systems = {}
 
     def __len__(self):
         return self.Q.shape[0]
@@ -155,21 +155,19 @@ class VertexTable:
             )[:, 0]
         return value, index
 
-    def _complementary_slackness(self):
-        if self._systems is None:
-            tol = VERTEX_TOL * self._scale
-            slack = self.Q @ self.matrix.T - self.v[:, None]
-            systems = []
-            for q, s in zip(self.Q, slack):
-                R = np.flatnonzero(q > VERTEX_TOL)
-                S = np.flatnonzero(s <= tol)
-                A = np.zeros((R.size + 1, S.size + 1))
-                A[: R.size, : S.size] = self.matrix[np.ix_(S, R)].T
-                A[: R.size, S.size] = -1.0
-                A[R.size, : S.size] = 1.0
-                systems.append((R, S, np.linalg.pinv(A)))
-            self._systems = systems
-        return self._systems
+    def _system(self, t):
+        """Pseudo-inverse of vertex ``t``'s complementary-slackness system (built on first use)."""
+        if t not in self._systems:
+            q = self.Q[t]
+            slack = self.matrix @ q - self.v[t]
+            R = np.flatnonzero(q > VERTEX_TOL)
+            S = np.flatnonzero(slack <= VERTEX_TOL * self._scale)
+            A = np.zeros((R.size + 1, S.size + 1))
+            A[: R.size, : S.size] = self.matrix[np.ix_(S, R)].T
+            A[: R.size, S.size] = -1.0
+            A[R.size, : S.size] = 1.0
+            self._systems[t] = (R, S, np.linalg.pinv(A))
+        return self._systems[t]
 
     def predictor(self, F, index, value):
         """``p*`` for each row from its optimal vertex; returns ``(P, ok)``.
@@ -180,11 +178,10 @@ class VertexTable:
         n = F.shape[0]
         l = self.matrix.shape[0]
         P = np.zeros((n, l))
-        systems = self._complementary_slackness()
         order = np.argsort(index, kind="stable")
         vertices, starts = np.unique(index[order], return_index=True)
         for t, rows in zip(vertices, np.split(order, starts[1:])):
-            R, S, pinv = systems[t]
+            R, S, pinv = self._system(t)
             rhs = np.hstack([-F[np.ix_(rows, R)], np.ones((rows.size, 1))])
             P[np.ix_(rows, S)] = rhs @ pinv[: S.size].T
         tol = VERTEX_TOL * np.maximum(self._scale, np.abs(value))

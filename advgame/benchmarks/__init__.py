@@ -1,0 +1,1 @@
+"""Benchmarks run by ``advgame bench`` (speed is measured here, never asserted in tests)."""

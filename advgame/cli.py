@@ -1,0 +1,416 @@
+"""The ``advgame`` command line.
+
+Subcommands
+-----------
+``advgame explain LOSS --k K`` (or ``--matrix FILE.csv``)
+    Walk through one game: the loss matrix, its recognised structure, the game LP (seed 000 Eq. 4)
+    and its dual (Eq. 10) written out, the extreme points of the adversary's polytope as exact
+    fractions, the closed form that applies and an agreement check of every method.
+``advgame verify LOSS --k K`` (or ``--matrix FILE.csv``)
+    Every method against the LP and its optimality certificates; exit code 1 on disagreement.
+``advgame demo``
+    A short tour on built-in potentials.
+``advgame bench oracle``
+    Time per row of closed forms, vertex tables, the persistent HiGHS LP and cvxpy
+    (:mod:`advgame.benchmarks.oracle`).
+
+Labels and actions are numbered from 0, as in the printed loss matrix.
+"""
+
+import argparse
+import sys
+from fractions import Fraction
+
+import numpy as np
+
+from . import losses
+from .exceptions import SizeLimitError
+from .game import Game
+from .losses import LossMatrix
+from .verify import VERIFY_RTOL, verify_game
+
+__all__ = ["main"]
+
+#: Largest number of labels ``explain`` accepts for a built-in loss (it prints every constraint).
+EXPLAIN_MAX_K = 30
+#: Most rows (constraints, extreme points) printed in one listing.
+MAX_LISTED = 40
+#: Rows of random potentials in the agreement check of ``explain`` and ``demo``.
+CHECK_ROWS = 200
+
+LOSSES = {
+    "zero-one": losses.zero_one,
+    "ordinal": losses.ordinal,
+    "squared": losses.squared,
+    "abstain": losses.abstain,
+}
+
+DEMO_GAMES = (
+    ("zero-one loss, k=4", lambda: losses.zero_one(4), (1.0, 0.8, -0.5, 0.2)),
+    ("ordinal (absolute) loss, k=5", lambda: losses.ordinal(5), (0.2, 1.0, 1.3, 0.4, -1.0)),
+    ("squared ordinal loss, k=5", lambda: losses.squared(5), (0.2, 1.0, 1.3, 0.4, -1.0)),
+    ("abstain loss, k=3, alpha=0.3", lambda: losses.abstain(3, alpha=0.3), (1.0, 0.8, -0.5)),
+)
+
+
+# ------------------------------------------------------------------------------ number formats
+def _short(x):
+    """Six significant digits (no ``-0``): for computed solutions."""
+    return f"{float(x) + 0.0:.6g}"
+
+
+def _fraction(x):
+    """``x`` as ``'p/q'`` when a fraction with denominator <= 1e6 matches it to 1e-12, else None."""
+    fraction = Fraction(float(x)).limit_denominator(10**6)
+    if abs(float(fraction) - x) <= 1e-12 * max(1.0, abs(x)):
+        return str(fraction)
+    return None
+
+
+def _exact(x):
+    """An exact fraction where ``x`` is one (``'1/2'``, ``'0'``), else a float."""
+    return _fraction(x) or f"{float(x):.12g}"
+
+
+def _number(x):
+    """Compact number: a short decimal if exact (``'0.3'``), else a fraction, else a float."""
+    short = _short(x)
+    if abs(float(short) - x) <= 1e-12 * max(1.0, abs(x)):
+        return short
+    return _fraction(x) or short
+
+
+def _vector(values):
+    return "(" + ", ".join(_short(x) for x in values) + ")"
+
+
+def _capped(lines, limit=MAX_LISTED):
+    """The first ``limit`` lines, then ``'... and N more'``."""
+    if len(lines) <= limit:
+        return list(lines)
+    return list(lines[:limit]) + [f"... and {len(lines) - limit} more"]
+
+
+def _section(title, lines):
+    print(f"\n== {title} ==")
+    for line in lines:
+        print(line)
+
+
+# ----------------------------------------------------------------------------------- the loss
+def _loss_from_args(args, max_k=None):
+    """Build the LossMatrix named on the command line (a built-in loss or ``--matrix``)."""
+    if args.matrix is not None:
+        if any(x is not None for x in (args.loss, args.k, args.weight, args.alpha)):
+            raise ValueError(
+                "--matrix replaces the loss name, --k, --weight and --alpha; give one or the other."
+            )
+        return LossMatrix.from_csv(args.matrix)
+    if args.loss is None:
+        raise ValueError(f"give a loss ({', '.join(LOSSES)}) with --k K, or --matrix FILE.csv.")
+    if args.k is None:
+        raise ValueError(f"the {args.loss} loss needs --k (the number of labels).")
+    if max_k is not None and args.k > max_k:
+        raise ValueError(
+            f"explain prints every constraint and extreme point, so it is limited to k <= {max_k}; "
+            f"got k={args.k}. Use 'advgame verify' for larger k, or --matrix for a custom matrix."
+        )
+    weight = 1.0 if args.weight is None else args.weight
+    if args.loss == "abstain":
+        alpha = 0.5 if args.alpha is None else args.alpha
+        return losses.abstain(args.k, alpha=alpha, weight=weight)
+    if args.alpha is not None:
+        raise ValueError("--alpha (the abstention penalty) only applies to the abstain loss.")
+    return LOSSES[args.loss](args.k, weight=weight)
+
+
+def _parse_potentials(text, k):
+    """Parse ``'1,0.5,-2'`` into a vector of ``k`` potentials."""
+    try:
+        f = np.array([float(x) for x in text.split(",")])
+    except ValueError:
+        raise ValueError(
+            f"--potentials must be comma-separated numbers such as '1,0.5,-2'; got {text!r}."
+        ) from None
+    if f.size != k:
+        raise ValueError(f"--potentials has {f.size} numbers; the loss has {k} labels.")
+    return f
+
+
+# ----------------------------------------------------------------------------- explanations
+def structure_lines(game):
+    """The recognised structure and what ``method='auto'`` uses."""
+    fast = game.fast_path
+    if fast is None:
+        auto = "LP (persistent HiGHS)"
+    elif fast == "vertices":
+        auto = "vertex table (one matrix product for all rows)"
+    else:
+        auto = f"{fast} closed form"
+    return [
+        f"recognised structure: {game.structure}",
+        f"method='auto' uses:   {auto}   (Game.fast_path = {fast!r})",
+    ]
+
+
+def _linear(coefficients, variable):
+    return " + ".join(f"{_number(c)} {variable}{i}" for i, c in enumerate(coefficients))
+
+
+def _constraint_block(rows, tail):
+    """``subject to`` followed by the rows (capped) and the simplex constraint, aligned."""
+    indent = " " * len("subject to  ")
+    rows = _capped(rows)
+    return [f"subject to  {rows[0]}"] + [indent + r for r in rows[1:]] + [indent + tail]
+
+
+def primal_lines(L):
+    """The game LP of seed 000 Eq. 4, row by row with the actual numbers."""
+    M = L.matrix
+    k = L.n_labels
+    rows = [f"{_linear(M[a], 'q')} - v >= 0   (action {L.actions[a]})" for a in range(L.n_actions)]
+    simplex = " + ".join(f"q{y}" for y in range(k)) + " = 1,  q >= 0"
+    return [
+        "the adversary picks a label distribution q; v is the predictor's best-response loss",
+        "maximise    v + " + " + ".join(f"f{y} q{y}" for y in range(k)),
+        *_constraint_block(rows, simplex),
+    ]
+
+
+def dual_lines(L):
+    """The predictor's LP (seed 000 Eq. 10), the dual of Eq. 4, row by row."""
+    M = L.matrix
+    rows = [
+        f"{_linear(M[:, y], 'p')} + f{y} <= u   (label {L.labels[y]})" for y in range(L.n_labels)
+    ]
+    simplex = " + ".join(f"p{a}" for a in range(L.n_actions)) + " = 1,  p >= 0"
+    return [
+        "for each label y: sum_a L[a, y] p_a + f_y <= u; the optimal p is the predictor p* (Eq. 9)",
+        "and, by LP duality, the optimal u is the game value",
+        "minimise    u",
+        *_constraint_block(rows, simplex),
+    ]
+
+
+def theorem_vertex_count(structure, k):
+    """``(count, formula)`` of the extreme points the seed's theorem predicts, or None."""
+    kind = structure.kind
+    if kind == "zero_one":
+        return 2**k - 1, "2^k - 1 (Theorem 5)"
+    if kind == "ordinal":
+        return k * (k + 1) // 2, "k(k+1)/2 (Theorem 6)"
+    if kind == "squared":
+        return k + (k + 1) * k * (k - 1) // 6, "k + (k+1)k(k-1)/6 (Theorem 7)"
+    if kind == "abstain" and structure.has_closed_form:
+        if structure.alpha == 0:
+            return k, "k at alpha = 0 (Theorem 12)"
+        if structure.alpha == 0.5:
+            return k * (k + 1) // 2, "k(k+1)/2 at alpha = 1/2 (Theorem 12)"
+        return k * k, "k^2 for 0 < alpha < 1/2 (Theorem 12)"
+    return None
+
+
+def vertex_lines(game):
+    """The extreme points ``(q, v)`` as exact fractions, their count and the theorem's count."""
+    predicted = theorem_vertex_count(game.structure, game.n_labels)
+    expected = "" if predicted is None else f"the seed predicts {predicted[1]} = {predicted[0]:,}"
+    try:
+        Q, v = game.extreme_points()
+    except SizeLimitError as exc:
+        return [f"not enumerated: {exc}"] + ([expected] if expected else [])
+    cells = [[_exact(x) for x in q] + [_exact(t)] for q, t in zip(Q, v)]
+    width = max(len(c) for row in cells for c in row)
+    rows = [
+        "q = (" + ", ".join(c.rjust(width) for c in row[:-1]) + f")   v = {row[-1]}"
+        for row in cells
+    ]
+    total = f"total: {len(Q):,} extreme points"
+    if not expected:
+        return _capped(rows) + [f"{total} (enumerated from the matrix by bases, Proposition 4)"]
+    return _capped(rows) + [f"{total}; {expected}"]
+
+
+def closed_form_lines(structure):
+    """The closed form that applies, as a formula with the seed's theorem number."""
+    kind = structure.kind
+    if kind == "general":
+        return ["none (general matrix): vertex table / LP"]
+    c = _number(structure.weight)
+    if kind == "zero_one":
+        return [
+            f"value(f) = max over nonempty S of (sum_(i in S) f_i + c (|S| - 1)) / |S|,  c = {c};"
+            "  q* is uniform on the best S   [seed 000 Theorem 5, Corollary 9]"
+        ]
+    if kind == "ordinal":
+        return [
+            f"value(f) = 1/2 max_i (f_i - c i) + 1/2 max_j (f_j + c j),  c = {c};"
+            "  q* = (e_i* + e_j*) / 2   [seed 000 Theorem 6, Eq. 7, Corollary 10]"
+        ]
+    if kind == "squared":
+        return [
+            "value(f) = max{ max_(i < l <= j) ((2(j-l)+1) [f_i + c (l-i)^2] + (2(l-i)-1) "
+            f"[f_j + c (j-l)^2]) / (2(j-i)),  max_i f_i }},  c = {c}"
+            "   [seed 000 Theorem 7, Corollary 11]"
+        ]
+    alpha = _number(structure.alpha)
+    if not structure.has_closed_form:
+        return [f"none: Theorems 12-13 need alpha <= 1/2 (here alpha = {alpha}): vertex table / LP"]
+    return [
+        "value(f) = max{ f_(1),  (1 - alpha) f_(1) + alpha f_(2) + c alpha } over the two largest "
+        f"potentials,  c = {c}, alpha = {alpha}   [seed 000 Theorem 12]",
+        "prediction: p* from the top two potentials [Theorem 13]; predict argmax f if "
+        "f_(1) - f_(2) >= c/2, else abstain [Corollary 14]",
+    ]
+
+
+def solution_lines(game, f):
+    """Value, q*, p*, predicted action and surrogate losses for one potential vector."""
+    L = game.loss
+    k = game.n_labels
+    surrogate = game.surrogate(np.tile(f, (k, 1)), np.arange(k))
+    return [
+        f"potentials f            = {_vector(f)}",
+        f"value(f)                = {_short(game.value(f))}",
+        f"adversary q* (labels)   = {_vector(game.adversary(f))}",
+        f"predictor p* (actions)  = {_vector(game.predictor(f))}   actions {list(L.actions)}",
+        f"predicted action        = {L.actions[game.predict(f)]}   (argmax p*)",
+        "surrogate AL(f, y)      = "
+        + ", ".join(f"y={y}: {_short(s)}" for y, s in zip(L.labels, surrogate)),
+    ]
+
+
+def verify_summary(report):
+    """One line: ok or not, the largest error, microseconds per row per method."""
+    status = "ok" if report.ok() else "NOT OK"
+    speed = ", ".join(f"{c.method} {c.per_row_us:.1f}" for c in report.checks)
+    return (
+        f"verify ({report.n_rows} rows): {status}, max error {report.max_error:.1e}; "
+        f"us/row (value + q* + p*): {speed}"
+    )
+
+
+# ----------------------------------------------------------------------------- subcommands
+def cmd_explain(args):
+    """``advgame explain``: print the game of one loss matrix, step by step."""
+    L = _loss_from_args(args, max_k=EXPLAIN_MAX_K)
+    f = None if args.potentials is None else _parse_potentials(args.potentials, L.n_labels)
+    game = Game(L)
+    _section("Loss matrix L[a, y] (rows: actions a, columns: labels y)", [repr(L)])
+    _section("Structure", structure_lines(game))
+    _section("The game LP (seed 000 Eq. 4)", primal_lines(L))
+    _section("Its dual: the predictor's LP (seed 000 Eq. 10)", dual_lines(L))
+    _section("Extreme points of {(q, v): L q >= v 1, q in simplex}", vertex_lines(game))
+    _section("Closed form", closed_form_lines(L.structure))
+    _section("Agreement check", [str(verify_game(game, n=CHECK_ROWS))])
+    if f is not None:
+        _section("One potential vector (method='auto')", solution_lines(game, f))
+    return 0
+
+
+def cmd_verify(args):
+    """``advgame verify``: every method against the LP; exit code 1 if any disagrees."""
+    report = verify_game(_loss_from_args(args), n=args.n, seed=args.seed)
+    print(report)
+    if report.ok():
+        print(f"ok: every method agrees with the LP and its certificates within {VERIFY_RTOL:g}")
+        return 0
+    print(f"FAILED: a method is off by {report.max_error:.1e} (tolerance {VERIFY_RTOL:g})")
+    return 1
+
+
+def cmd_demo(args):
+    """``advgame demo``: a short tour of four games on fixed potentials."""
+    print(
+        "advgame solves the game  value(f) = max_q min_p p'Lq + f'q  (seed 000 Eq. 4) for a loss\n"
+        "matrix L and potentials f (one score per label). The adversary's q* is a subgradient of\n"
+        "the value (what learning needs); the predictor's p* is the minimax prediction."
+    )
+    for title, make_loss, f in DEMO_GAMES:
+        game = Game(make_loss())
+        _section(title, structure_lines(game)[:1] + closed_form_lines(game.structure))
+        for line in solution_lines(game, np.array(f)):
+            print(line)
+        print(verify_summary(verify_game(game, n=CHECK_ROWS)))
+    print("\nNext: 'advgame explain zero-one --k 3' shows the LP, its dual and the extreme points.")
+    return 0
+
+
+def cmd_bench(args):
+    """``advgame bench oracle``: see :mod:`advgame.benchmarks.oracle`."""
+    from .benchmarks import oracle
+
+    oracle.run(quick=args.quick, out=args.out)
+    return 0
+
+
+# --------------------------------------------------------------------------------- parsing
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text}")
+    return value
+
+
+def _loss_arguments():
+    """The arguments naming a loss, shared by ``explain`` and ``verify``."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("loss", nargs="?", choices=list(LOSSES), help="a built-in loss")
+    parent.add_argument("--k", type=int, help="number of labels")
+    parent.add_argument("--weight", type=float, help="scale c of the loss (default 1)")
+    parent.add_argument(
+        "--alpha", type=float, help="abstention penalty, relative to the weight (default 0.5)"
+    )
+    parent.add_argument("--matrix", metavar="FILE.csv", help="a custom loss matrix (numbers only)")
+    return parent
+
+
+def build_parser():
+    """The argparse parser of the ``advgame`` command."""
+    parser = argparse.ArgumentParser(
+        prog="advgame", description="Robust prediction as minimax games: explain, verify, bench."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    loss = _loss_arguments()
+
+    explain = commands.add_parser("explain", parents=[loss], help="walk through one game")
+    explain.add_argument(
+        "--potentials",
+        metavar="F",
+        help="also solve for one potential vector, e.g. --potentials=1,0.5,-2",
+    )
+    explain.set_defaults(run=cmd_explain)
+
+    verify = commands.add_parser("verify", parents=[loss], help="check every method")
+    verify.add_argument("--n", type=_positive_int, default=200, help="random rows (default 200)")
+    verify.add_argument("--seed", type=int, default=0, help="seed of the random potentials")
+    verify.set_defaults(run=cmd_verify)
+
+    demo = commands.add_parser("demo", help="a short tour")
+    demo.set_defaults(run=cmd_demo)
+
+    bench = commands.add_parser("bench", help="benchmarks")
+    benchmarks = bench.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    oracle = benchmarks.add_parser("oracle", help="closed forms vs vertex tables vs LPs")
+    oracle.add_argument("--quick", action="store_true", help="fewer rows and repeats")
+    oracle.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
+    oracle.set_defaults(run=cmd_bench)
+    return parser
+
+
+def main(argv=None):
+    """Run the ``advgame`` command; returns the exit code (2 for bad input)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse exits on --help (0) and on usage errors (2)
+        return exc.code or 0
+    try:
+        return args.run(args)
+    # ValueError includes SizeLimitError and NotApplicableError; OSError covers missing files.
+    except (ValueError, OSError) as exc:
+        message = f"{exc.strerror}: {exc.filename}" if getattr(exc, "filename", None) else exc
+        print(f"advgame: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,199 @@
+"""The ``advgame`` command line, run in-process through ``advgame.cli.main``."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from advgame.benchmarks import oracle
+from advgame.cli import main
+from advgame.verify import VerificationReport
+
+
+def run_cli(capsys, *args):
+    """Run ``advgame ARGS``; returns (exit code, stdout, stderr)."""
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def custom_csv(tmp_path):
+    path = tmp_path / "loss.csv"
+    path.write_text("a,b,c\nx,0,2,5\ny,1,0,3\nz,4,1,0\nw,1.5,1.5,1.5\n")
+    return path
+
+
+def test_explain_zero_one(capsys):
+    code, out, _ = run_cli(capsys, "explain", "zero-one", "--k", "3")
+    assert code == 0
+    assert "recognised structure: zero_one(weight=1)" in out
+    assert "0 q0 + 1 q1 + 1 q2 - v >= 0   (action 0)" in out
+    assert "0 p0 + 1 p1 + 1 p2 + f0 <= u   (label 0)" in out
+    assert "q = (1/3, 1/3, 1/3)   v = 2/3" in out
+    assert "q = (1/2, 1/2,   0)   v = 1/2" in out
+    assert "total: 7 extreme points; the seed predicts 2^k - 1 (Theorem 5) = 7" in out
+    assert "Theorem 5, Corollary 9" in out
+    assert "closed_form" in out and "vertices" in out  # the agreement check
+
+
+def test_explain_ordinal(capsys):
+    code, out, _ = run_cli(capsys, "explain", "ordinal", "--k", "4")
+    assert code == 0
+    assert "3 q0 + 2 q1 + 1 q2 + 0 q3 - v >= 0   (action 3)" in out
+    assert "total: 10 extreme points; the seed predicts k(k+1)/2 (Theorem 6) = 10" in out
+    assert "q = (1/2,   0,   0, 1/2)   v = 3/2" in out
+    assert "Theorem 6, Eq. 7, Corollary 10" in out
+
+
+def test_explain_squared(capsys):
+    code, out, _ = run_cli(capsys, "explain", "squared", "--k", "3", "--weight", "2")
+    assert code == 0
+    assert "recognised structure: squared(weight=2)" in out
+    assert "8 q0 + 2 q1 + 0 q2 - v >= 0   (action 2)" in out
+    assert "total: 7 extreme points; the seed predicts k + (k+1)k(k-1)/6 (Theorem 7) = 7" in out
+    assert "Theorem 7, Corollary 11" in out
+
+
+def test_explain_abstain_with_closed_form(capsys):
+    code, out, _ = run_cli(capsys, "explain", "abstain", "--k", "3", "--alpha", "0.3")
+    assert code == 0
+    assert "0.3 q0 + 0.3 q1 + 0.3 q2 - v >= 0   (action abstain)" in out
+    assert "q = (7/10, 3/10,    0)   v = 3/10" in out
+    assert "the seed predicts k^2 for 0 < alpha < 1/2 (Theorem 12) = 9" in out
+    assert "Theorem 13" in out and "Corollary 14" in out
+
+
+def test_explain_abstain_without_closed_form(capsys):
+    code, out, _ = run_cli(capsys, "explain", "abstain", "--k", "3", "--alpha", "0.7")
+    assert code == 0
+    assert "Game.fast_path = 'vertices'" in out
+    assert "none: Theorems 12-13 need alpha <= 1/2 (here alpha = 0.7): vertex table / LP" in out
+    assert "total: 7 extreme points (enumerated" in out
+    assert "closed_form  skipped" in out
+
+
+def test_explain_custom_matrix(capsys, custom_csv):
+    code, out, _ = run_cli(capsys, "explain", "--matrix", str(custom_csv))
+    assert code == 0
+    assert "recognised structure: general" in out
+    assert "1.5 q0 + 1.5 q1 + 1.5 q2 - v >= 0   (action w)" in out
+    assert "q = ( 2/3, 1/18, 5/18)   v = 3/2" in out
+    assert "total: 9 extreme points" in out
+    assert "none (general matrix): vertex table / LP" in out
+
+
+def test_explain_potentials(capsys):
+    code, out, _ = run_cli(capsys, "explain", "zero-one", "--k", "3", "--potentials=1,0.5,-2")
+    assert code == 0
+    assert "value(f)                = 1.25" in out  # (1 + 0.5 + 1) / 2
+    assert "adversary q* (labels)   = (0.5, 0.5, 0)" in out
+    assert "predictor p* (actions)  = (0.75, 0.25, 0)" in out
+    assert "y=0: 0.25, y=1: 0.75, y=2: 3.25" in out
+
+
+def test_explain_potentials_abstain(capsys):
+    args = ("explain", "abstain", "--k", "3", "--alpha", "0.3", "--potentials=1,0.8,-0.5")
+    code, out, _ = run_cli(capsys, *args)
+    assert code == 0
+    assert "predicted action        = abstain" in out  # gap 0.2 < 1/2 (Corollary 14)
+
+
+def test_explain_refuses_large_k(capsys):
+    code, _, err = run_cli(capsys, "explain", "zero-one", "--k", "31")
+    assert code == 2
+    assert "limited to k <= 30" in err
+
+
+def test_explain_reports_refused_enumeration(capsys):
+    code, out, _ = run_cli(capsys, "explain", "zero-one", "--k", "30")
+    assert code == 0
+    assert "not enumerated: the zero-one vertex table for k=30" in out
+    assert "2^k - 1 (Theorem 5) = 1,073,741,823" in out
+
+
+def test_verify(capsys, custom_csv):
+    code, out, _ = run_cli(capsys, "verify", "squared", "--k", "6", "--n", "40", "--seed", "3")
+    assert code == 0
+    assert "ok: every method agrees" in out
+    code, out, _ = run_cli(capsys, "verify", "--matrix", str(custom_csv))
+    assert code == 0
+    assert "vertices" in out
+
+
+def test_verify_failure_exit_code(capsys, monkeypatch):
+    monkeypatch.setattr(VerificationReport, "ok", lambda self, rtol=None: False)
+    code, out, _ = run_cli(capsys, "verify", "zero-one", "--k", "3", "--n", "8")
+    assert code == 1
+    assert "FAILED" in out
+
+
+def test_demo(capsys):
+    code, out, _ = run_cli(capsys, "demo")
+    assert code == 0
+    for title in ("zero-one loss, k=4", "ordinal", "squared", "abstain loss, k=3, alpha=0.3"):
+        assert title in out
+    assert out.count("verify (200 rows): ok") == 4
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")  # cvxpy; its accuracy is checked
+def test_bench_oracle_quick(capsys, tmp_path):
+    """``--quick`` takes about 15 s (well under a minute)."""
+    path = tmp_path / "bench.json"
+    code, out, err = run_cli(capsys, "bench", "oracle", "--quick", "--out", str(path))
+    assert code == 0
+    assert "[16/16] abstain(alpha=0.3) k=100" in err
+    assert "vertices n/a for zero-one k=30" in out
+    data = json.loads(path.read_text())
+    assert len(data["records"]) == 16
+    assert {r["loss"] for r in data["records"]} == set(oracle.LOSSES)
+    assert all(r["max_dev"] <= 1e-9 for r in data["records"])
+    markdown = oracle.format_report(data["records"], data, markdown=True)
+    assert markdown.count("\n| ") == 17  # header and 16 rows
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["explain", "--matrix", "nonexistent.csv"], "No such file"),
+        (["explain", "zero-one", "--k", "1"], "k (number of labels)"),
+        (["explain", "abstain", "--k", "3", "--alpha", "2"], "alpha"),
+        (["explain", "zero-one"], "needs --k"),
+        (["explain", "zero-one", "--k", "3", "--alpha", "0.2"], "only applies to the abstain"),
+        (["explain", "zero-one", "--k", "3", "--potentials=1,2"], "--potentials has 2 numbers"),
+        (["verify", "ordinal", "--k", "3", "--weight", "-1"], "weight"),
+        (["bench", "oracle", "--out", "results.txt"], ".json or .md"),
+    ],
+)
+def test_bad_input(capsys, args, message):
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2
+    assert err.startswith("advgame: error: ")
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_negative_entry_in_csv(capsys, tmp_path):
+    path = tmp_path / "negative.csv"
+    path.write_text("0,1\n-1,0\n")
+    code, _, err = run_cli(capsys, "explain", "--matrix", str(path))
+    assert code == 2
+    assert "non-negative" in err
+
+
+def test_usage_error(capsys):
+    code, _, err = run_cli(capsys, "explain", "hinge", "--k", "3")
+    assert code == 2
+    assert "invalid choice" in err
+
+
+def test_python_dash_m():
+    result = subprocess.run(
+        [sys.executable, "-m", "advgame", "explain", "zero-one", "--k", "3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Theorem 5" in result.stdout
