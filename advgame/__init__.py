@@ -8,11 +8,17 @@ from . import closed_forms, losses, vertices
 from .exceptions import NotApplicableError, SizeLimitError, SolverError
 from .game import Game
 from .losses import LossMatrix
+from .models import AdversarialClassifier
+from .uncertainty import Exact, NormBall, SoftMoments
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdversarialClassifier",
+    "Exact",
     "Game",
+    "NormBall",
+    "SoftMoments",
     "LossMatrix",
     "NotApplicableError",
     "SizeLimitError",

@@ -9,7 +9,8 @@ Subcommands
 ``advgame verify LOSS --k K`` (or ``--matrix FILE.csv``)
     Every method against the LP and its optimality certificates; exit code 1 on disagreement.
 ``advgame demo``
-    A short tour on built-in potentials.
+    A short tour: four games on fixed potentials, then adversarial classifiers trained on data
+    bundled with scikit-learn next to logistic regression and a linear SVM.
 ``advgame bench oracle``
     Time per row of closed forms, vertex tables, the persistent HiGHS LP and cvxpy
     (:mod:`advgame.benchmarks.oracle`).
@@ -331,6 +332,10 @@ def cmd_demo(args):
         for line in solution_lines(game, np.array(f)):
             print(line)
         print(verify_summary(verify_game(game, n=CHECK_ROWS)))
+    from .demo import training_report
+
+    _section("Training: the loss you declare, against scikit-learn baselines", [])
+    training_report()
     print("\nNext: 'advgame explain zero-one --k 3' shows the LP, its dual and the extreme points.")
     return 0
 

@@ -1,0 +1,5 @@
+"""scikit-learn estimators built on the games."""
+
+from .classifier import AdversarialClassifier
+
+__all__ = ["AdversarialClassifier"]

@@ -1,0 +1,279 @@
+r"""``AdversarialClassifier``: a scikit-learn classifier that optimises the loss you declare.
+
+Training solves seed 000 Eq. (2) with the uncertainty set's regulariser (DESIGN §2):
+
+.. math::  \min_\theta \sum_i w_i \big(\mathrm{value}(f_i(\theta)) - f_{i,y_i}(\theta)\big) + R(\theta),
+           \qquad f_{ij}(\theta) = \theta \cdot \phi(x_i, j),
+
+and prediction plays the game at the learnt potentials: the predictor's minimax distribution
+``p*`` (Eq. 9) is ``predict_action_proba`` and its argmax is ``predict`` (for abstention this is
+Corollary 14).
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .. import losses
+from ..compile import compile_learning
+from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
+from ..game import Game
+from ..solvers import SurrogateObjective, fit_lbfgs
+from ..uncertainty import SoftMoments, as_uncertainty
+
+__all__ = ["AdversarialClassifier"]
+
+_LOSSES = ("zero_one", "ordinal", "squared", "abstain")
+#: ``solver='auto'`` compiles the exact program when it has at most this many game rows (n k).
+AUTO_COMPILE_ROWS = 2_000
+
+
+class AdversarialClassifier(ClassifierMixin, BaseEstimator):
+    r"""Adversarial (minimax) classifier for any loss matrix (seed 000).
+
+    Parameters
+    ----------
+    loss : {'zero_one', 'ordinal', 'squared', 'abstain'} or LossMatrix or array-like
+        The loss to optimise.  A matrix has one column per class in ``classes_`` order (sorted
+        labels; for ordinal losses this order is the ordinal order) and may have extra rows
+        (actions).  ``'abstain'`` adds an abstain action costing ``alpha``.
+    alpha : float, default=0.5
+        Abstention cost for ``loss='abstain'``.
+    features : {'multiclass', 'thresholded'} or callable, default='multiclass'
+        ``phi_mc(x, y) = e_y ⊗ [x; 1]`` or ``phi_th(x, y) = [y x; 1(y<=1) .. 1(y<=k-1)]``
+        (seed 000 §3.2.1), or ``phi(X, j) -> (n, p)``.  Ignored when ``kernel`` is set.
+    kernel : {None, 'linear', 'poly', 'rbf'} or callable, default=None
+        Kernel features by the representer theorem (seed 000 §6.2).
+    gamma, degree, coef0 : kernel parameters (``gamma=None``: ``1 / n_features``).
+    uncertainty : {'soft', 'exact', 'l1', 'l2', 'linf', 'group'} or UncertaintySet, default='soft'
+        How closely the adversary matches the training moments; it becomes the regulariser:
+        ``soft`` -> ``strength/2 ||theta||^2``, a moment norm ball of radius ``strength`` -> the
+        dual norm times ``strength``, ``exact`` -> none (seed 001 Theorem 3).
+    strength : float or None, default=None
+        ``lam`` or ``radius``.  None means ``1 / sum(sample_weight)`` for ``soft`` (the scale
+        of scikit-learn's ``C = 1``) and ``0.01`` for the norm balls.
+    solver : {'auto', 'compile', 'lbfgs'}, default='auto'
+        ``compile``: the exact LP/QP/SOCP of DESIGN §2; ``lbfgs``: L-BFGS on the surrogate with
+        the fast path for ``q*`` (approximate on this non-smooth objective: ``objective_`` is
+        exact for the returned ``theta``, ``converged_`` says why it stopped).  ``auto`` compiles
+        up to 2,000 game rows (``n_samples * n_classes``) and uses L-BFGS beyond.
+    backend : {'auto', 'highs', 'cvxpy'}, default='auto'
+        For ``compile``: HiGHS for LPs, cvxpy (Clarabel) for QPs and SOCPs.
+    max_iter : int, default=1000
+    tol : float, default=1e-6
+    abstain_label : default=-1
+        What ``predict`` returns when the minimax predictor abstains.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    loss_matrix_ : LossMatrix
+    theta_ : ndarray
+        The moment multipliers (model parameters).
+    coef_, intercept_ : ndarray
+        For multiclass features: ``(n_classes, n_features)`` and ``(n_classes,)``.
+    dual_coef_ : ndarray of shape (n_samples, n_classes)
+        For kernels: ``A`` with potentials ``K(X, X_fit) A``.
+    objective_ : float
+        The training objective at ``theta_``.
+    program_ : CompiledGame
+        The compiled program (``solver='compile'``); ``program_.to_cvxpy()`` gives it to cvxpy.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = AdversarialClassifier(loss="zero_one").fit(X, y)
+    >>> search = GridSearchCV(AdversarialClassifier(), {"strength": [1e-3, 1e-2, 1e-1]}).fit(X, y)
+    """
+
+    def __init__(
+        self,
+        loss="zero_one",
+        alpha=0.5,
+        features="multiclass",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        uncertainty="soft",
+        strength=None,
+        solver="auto",
+        backend="auto",
+        max_iter=1000,
+        tol=1e-6,
+        abstain_label=-1,
+    ):
+        self.loss = loss
+        self.alpha = alpha
+        self.features = features
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.uncertainty = uncertainty
+        self.strength = strength
+        self.solver = solver
+        self.backend = backend
+        self.max_iter = max_iter
+        self.tol = tol
+        self.abstain_label = abstain_label
+
+    # ------------------------------------------------------------------------------ building
+    def _loss_matrix(self, k):
+        if isinstance(self.loss, str):
+            if self.loss not in _LOSSES:
+                raise ValueError(
+                    f"loss must be one of {_LOSSES} or a loss matrix; got {self.loss!r}."
+                )
+            if self.loss == "abstain":
+                return losses.abstain(k, alpha=self.alpha)
+            return getattr(losses, self.loss)(k)
+        L = losses.as_loss_matrix(self.loss)
+        if L.n_labels != k:
+            raise ValueError(
+                f"the loss matrix has {L.n_labels} label columns but y has {k} classes "
+                f"{list(self.classes_)}; give one column per class in sorted label order."
+            )
+        return L
+
+    def _feature_map(self):
+        if self.kernel is not None:
+            return KernelFeatures(self.kernel, self.gamma, self.degree, self.coef0)
+        if callable(self.features):
+            return CallableFeatures(self.features)
+        if self.features == "multiclass":
+            return Multiclass()
+        if self.features == "thresholded":
+            return Thresholded()
+        raise ValueError(
+            f"features must be 'multiclass', 'thresholded' or a callable; got {self.features!r}."
+        )
+
+    def _uncertainty(self, total_weight):
+        if self.uncertainty == "soft" and self.strength is None:
+            return SoftMoments(1.0 / total_weight)
+        return as_uncertainty(self.uncertainty, self.strength)
+
+    def _check_params(self):
+        for name in ("max_iter",):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
+        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol <= 0:
+            raise ValueError(f"tol must be a finite positive number; got {self.tol!r}.")
+        if self.solver not in ("auto", "compile", "lbfgs"):
+            raise ValueError(f"solver must be 'auto', 'compile' or 'lbfgs'; got {self.solver!r}.")
+        if self.backend not in ("auto", "highs", "cvxpy"):
+            raise ValueError(f"backend must be 'auto', 'highs' or 'cvxpy'; got {self.backend!r}.")
+
+    # ----------------------------------------------------------------------------------- fit
+    def fit(self, X, y, sample_weight=None):
+        """Learn ``theta`` from ``X`` (n, d) and labels ``y`` (n,), optionally weighted."""
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        k = self.classes_.size
+        if k < 2:
+            raise ValueError(
+                f"y must contain at least 2 classes to train a classifier; got one class: {self.classes_}."
+            )
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
+            raise ValueError("sample_weight must be non-negative with a positive sum.")
+        self.loss_matrix_ = self._loss_matrix(k)
+        self.game_ = Game(self.loss_matrix_)
+        self.feature_map_ = self._feature_map().fit(X, k)
+        uncertainty = self._uncertainty(sample_weight.sum())
+        self.uncertainty_ = uncertainty
+        weights = sample_weight / sample_weight.sum()
+        solver = self.solver
+        if solver == "auto":
+            solver = "compile" if X.shape[0] * k <= AUTO_COMPILE_ROWS else "lbfgs"
+        if solver == "compile":
+            self.program_ = compile_learning(
+                self.loss_matrix_.matrix, self.feature_map_, uncertainty, X, y_index, weights
+            )
+            backend = self.backend
+            if backend == "auto":
+                backend = "highs" if self.program_.kind == "LP" else "cvxpy"
+            solution = self.program_.solve(backend)
+            self.theta_, self.objective_ = solution.theta, solution.objective
+            self.n_iter_, self.converged_ = 1, solution.solution.status
+        else:
+            objective = SurrogateObjective(
+                self.game_,
+                self.feature_map_.bind(X),
+                y_index,
+                weights,
+                uncertainty,
+                self.feature_map_,
+            )
+            result = fit_lbfgs(
+                objective, np.zeros(self.feature_map_.n_params), self.max_iter, self.tol
+            )
+            self.theta_, self.objective_ = result.theta, result.objective
+            self.n_iter_, self.converged_ = result.n_iter, result.message
+        self.solver_ = solver
+        self._set_coefficients()
+        return self
+
+    def _set_coefficients(self):
+        fmap = self.feature_map_
+        if isinstance(fmap, Multiclass):
+            self.coef_, self.intercept_ = fmap.coef(self.theta_)
+        elif isinstance(fmap, KernelFeatures):
+            self.dual_coef_ = self.theta_.reshape(-1, self.classes_.size)
+
+    # ------------------------------------------------------------------------------ predict
+    def _potentials(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.feature_map_.bind(X).forward(self.theta_)
+
+    def decision_function(self, X):
+        """Potentials ``f_j(x) = theta . phi(x, j)``, shape ``(n_samples, n_classes)``.
+
+        For two classes, scikit-learn's convention: ``f_1 - f_0``, shape ``(n_samples,)``.
+        """
+        F = self._potentials(X)
+        return F[:, 1] - F[:, 0] if self.classes_.size == 2 else F
+
+    def predict_action_proba(self, X):
+        """The predictor's minimax distribution ``p*`` over actions (Eq. 9), shape ``(n, l)``.
+
+        For ``loss='abstain'`` the last column is the abstain action.
+        """
+        F = self._potentials(X)
+        return self.game_.predictor(F)
+
+    def predict_proba(self, X):
+        """``p*`` over the classes; for abstention, conditional on answering.
+
+        With an abstain action the class part of ``p*`` is renormalised (uniform where the
+        predictor always abstains); the full distribution is :meth:`predict_action_proba`.
+        """
+        P = self.predict_action_proba(X)[:, : self.classes_.size]
+        total = P.sum(axis=1, keepdims=True)
+        uniform = np.full_like(P, 1.0 / P.shape[1])
+        return np.where(total > 0, P / np.where(total > 0, total, 1.0), uniform)
+
+    def predict(self, X):
+        """The action maximising ``p*``: a class label, or ``abstain_label`` (Corollary 14)."""
+        actions = np.argmax(self.predict_action_proba(X), axis=1)
+        k = self.classes_.size
+        if self.loss_matrix_.n_actions == k:
+            return self.classes_[actions]
+        out = np.empty(actions.size, dtype=object)
+        answered = actions < k
+        out[answered] = self.classes_[actions[answered]]
+        out[~answered] = self.abstain_label
+        try:
+            return out.astype(np.result_type(self.classes_, np.asarray(self.abstain_label)))
+        except (TypeError, ValueError):
+            return out

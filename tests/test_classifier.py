@@ -1,0 +1,146 @@
+"""AdversarialClassifier: scikit-learn conformance, exactness of the compiled solver, bad input."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_iris, load_wine
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_estimator
+
+import advgame as ag
+
+KERNEL_WEIGHT_REASON = (
+    "duplicating a sample adds a second coefficient for the same kernel column (the Gram matrix "
+    "becomes singular); the fitted function is the same up to the interior-point tolerance "
+    "(~1e-9 in p*), but the check compares near-zero probabilities with a relative tolerance."
+)
+ABSTAIN_REASON = (
+    "predict abstains (returns abstain_label) where the potentials' argmax names a class: the "
+    "minimax predictor of seed 000 Corollary 14 abstains when f_(1) - f_(2) < 1/2, while this "
+    "check expects predict == argmax decision_function."
+)
+
+
+@pytest.mark.parametrize(
+    "estimator, expected_failed",
+    [
+        (ag.AdversarialClassifier(), {}),
+        (ag.AdversarialClassifier(solver="lbfgs"), {}),
+        (ag.AdversarialClassifier(uncertainty="linf", strength=0.01), {}),
+        (
+            ag.AdversarialClassifier(kernel="rbf", gamma=0.5),
+            {"check_sample_weight_equivalence_on_dense_data": KERNEL_WEIGHT_REASON},
+        ),
+        (
+            ag.AdversarialClassifier(loss="abstain", alpha=0.3),
+            {"check_classifiers_train": ABSTAIN_REASON},
+        ),
+    ],
+    ids=repr,
+)
+def test_check_estimator(estimator, expected_failed):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_estimator(estimator, expected_failed_checks=expected_failed)
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def recomputed_objective(clf, X, y):
+    F = clf.feature_map_.bind(X).forward(clf.theta_)
+    index = np.searchsorted(clf.classes_, y)
+    return clf.game_.surrogate(F, index).mean() + clf.uncertainty_.penalty(
+        clf.theta_, clf.feature_map_
+    )
+
+
+@pytest.mark.parametrize("loss", ["zero_one", "ordinal", "squared", "abstain"])
+@pytest.mark.parametrize("uncertainty", ["soft", "linf", "l1", "l2", "exact"])
+def test_compiled_objective_is_exact_and_lower_bounds_lbfgs(loss, uncertainty, iris):
+    X, y = iris
+    params = {"loss": loss, "alpha": 0.3, "uncertainty": uncertainty}
+    if uncertainty != "soft":
+        params["strength"] = 0.02
+    exact = ag.AdversarialClassifier(solver="compile", **params).fit(X, y)
+    assert abs(recomputed_objective(exact, X, y) - exact.objective_) <= 1e-7
+    if uncertainty == "exact":
+        return  # unregularised: L-BFGS may run off to infinity along a separating direction
+    approx = ag.AdversarialClassifier(solver="lbfgs", **params).fit(X, y)
+    assert approx.objective_ >= exact.objective_ - 1e-8
+    assert approx.objective_ <= exact.objective_ * 1.05 + 1e-6
+
+
+def test_highs_and_cvxpy_backends_agree(iris):
+    X, y = iris
+    a = ag.AdversarialClassifier(uncertainty="linf", strength=0.01, backend="highs").fit(X, y)
+    b = ag.AdversarialClassifier(uncertainty="linf", strength=0.01, backend="cvxpy").fit(X, y)
+    assert abs(a.objective_ - b.objective_) <= 1e-6 * max(1.0, a.objective_)
+    assert a.program_.kind == "LP"
+
+
+def test_pipeline_gridsearch_pandas_and_string_labels():
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    names = np.array(["barolo", "grignolino", "barbera"])[y.to_numpy()]
+    pipe = make_pipeline(StandardScaler(), ag.AdversarialClassifier())
+    search = GridSearchCV(pipe, {"adversarialclassifier__strength": [1e-3, 1e-1]}, cv=3)
+    search.fit(pd.DataFrame(X), pd.Series(names))
+    assert search.best_score_ > 0.9
+    assert set(search.predict(X)) <= set(names)
+
+
+def test_sample_weight_equals_duplication(iris):
+    X, y = iris
+    w = np.ones(len(y))
+    w[::3] = 2.0
+    weighted = ag.AdversarialClassifier().fit(X, y, sample_weight=w)
+    duplicated = ag.AdversarialClassifier().fit(np.vstack([X, X[::3]]), np.concatenate([y, y[::3]]))
+    np.testing.assert_allclose(weighted.theta_, duplicated.theta_, atol=1e-5)
+
+
+def test_abstain_predictions_follow_corollary_14(iris):
+    X, y = iris
+    clf = ag.AdversarialClassifier(loss="abstain", alpha=0.3, abstain_label=-7).fit(X, y)
+    F = clf._potentials(X)
+    top = np.sort(F, axis=1)
+    abstains = top[:, -1] - top[:, -2] < 0.5
+    predicted = clf.predict(X)
+    assert np.array_equal(predicted == -7, abstains)
+    assert clf.predict_action_proba(X).shape == (len(y), 4)
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_ordinal_uses_class_order_and_thresholded_features():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    score = X @ np.array([2.0, -1.0])
+    y = np.digitize(score, [-1.5, 0.0, 1.5]) * 10  # labels 0, 10, 20, 30 in ordinal order
+    clf = ag.AdversarialClassifier(loss="ordinal", features="thresholded").fit(X, y)
+    assert list(clf.classes_) == [0, 10, 20, 30]
+    assert np.mean(np.abs(clf.predict(X) - y)) / 10 < 0.3
+
+
+@pytest.mark.parametrize(
+    "params, fit_args, match",
+    [
+        ({}, (np.array([[np.nan, 1.0], [0.0, 1.0]]), [0, 1]), "NaN"),
+        ({}, (np.zeros((4, 2)), [1, 1, 1, 1]), "2 classes"),
+        ({"loss": np.ones((3, 3)) - np.eye(3)}, (np.zeros((4, 2)), [0, 1, 0, 1]), "label columns"),
+        ({"loss": "hinge"}, (np.zeros((4, 2)), [0, 1, 0, 1]), "loss must be"),
+        ({"kernel": "rbf", "gamma": -1.0}, (np.zeros((4, 2)), [0, 1, 0, 1]), "gamma"),
+        ({"solver": "newton"}, (np.zeros((4, 2)), [0, 1, 0, 1]), "solver"),
+        ({"uncertainty": "box"}, (np.zeros((4, 2)), [0, 1, 0, 1]), "uncertainty"),
+        ({"features": "polar"}, (np.zeros((4, 2)), [0, 1, 0, 1]), "features"),
+        ({"max_iter": 0}, (np.zeros((4, 2)), [0, 1, 0, 1]), "max_iter"),
+    ],
+)
+def test_bad_input(params, fit_args, match):
+    with pytest.raises(ValueError, match=match):
+        ag.AdversarialClassifier(**params).fit(*fit_args)
