@@ -1,6 +1,7 @@
 """cvxpy backend: any program kind (LP, QP, SOCP), and the program as a cvxpy ``Problem``."""
 
 import time
+import warnings
 
 import cvxpy as cp
 import numpy as np
@@ -43,17 +44,36 @@ CLARABEL_OPTIONS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-1
 
 
 def solve_cvxpy(program, solver=None, verbose=False, **solver_options):
-    """Solve with cvxpy (default: Clarabel at tight tolerances); ``SolverError`` unless optimal."""
+    """Solve with cvxpy (default: Clarabel at tight tolerances).
+
+    With the default solver, a solve that Clarabel reports as inaccurate at the tight tolerances
+    is retried at Clarabel's own.  Raises ``SolverError`` unless cvxpy reports optimal;
+    'optimal_inaccurate' is returned with a ``RuntimeWarning`` and its status on the
+    :class:`Solution`.
+    """
     problem, x = to_cvxpy(program)
-    if solver is None:
-        solver, solver_options = cp.CLARABEL, {**CLARABEL_OPTIONS, **solver_options}
+    attempts = [(solver, solver_options)]
+    if solver is None:  # tight Clarabel first; its own (1e-8) tolerances if that stalls
+        attempts = [(cp.CLARABEL, {**CLARABEL_OPTIONS, **solver_options}), (cp.CLARABEL, {})]
     start = time.perf_counter()
-    try:
-        problem.solve(solver=solver, verbose=verbose, **solver_options)
-    except cp.error.SolverError as exc:
-        raise SolverError(f"cvxpy could not solve {program.name}: {exc}") from exc
+    for name, options in attempts:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # status is checked below
+                problem.solve(solver=name, verbose=verbose, **options)
+        except cp.error.SolverError as exc:
+            raise SolverError(f"cvxpy could not solve {program.name}: {exc}") from exc
+        if problem.status == cp.OPTIMAL:
+            break
     seconds = time.perf_counter() - start
-    if problem.status != cp.OPTIMAL:
+    if problem.status == cp.OPTIMAL_INACCURATE:
+        warnings.warn(
+            f"cvxpy reports '{problem.status}' for {program.name} ({program.kind}): the solution "
+            "meets a looser tolerance than requested; check Solution.status before relying on it.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    elif problem.status != cp.OPTIMAL:
         raise SolverError(
             f"cvxpy could not solve {program.name} ({program.kind}): status '{problem.status}'."
         )

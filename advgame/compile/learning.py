@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from ..exceptions import SolverError
 from .program import Program, Solution
 
-__all__ = ["CompiledGame", "LearningSolution", "compile_learning"]
+__all__ = ["CompiledGame", "LearningSolution", "compile_cuts", "compile_learning"]
 
 
 @dataclass
@@ -78,6 +78,22 @@ class CompiledGame:
         return f"CompiledGame({self.program!r})"
 
 
+def _objective_blocks(fmap, uncertainty, D, y, w, name):
+    """``theta`` and ``u`` with the objective ``sum_i w_i (u_i - f_{i,y_i}) + R(theta)``."""
+    n = y.size
+    k = D.shape[0] // n
+    observed = D[np.arange(n) * k + y]
+    program = Program(name)
+    theta = program.add_variables("theta", fmap.n_params, cost=-(observed.T @ w))
+    u = program.add_variables("u", n, cost=w)
+    uncertainty.add_to_program(program, theta, fmap)
+    return program, theta, u
+
+
+def _weights(sample_weight, n):
+    return np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
+
+
 def compile_learning(loss_matrix, fmap, uncertainty, X, y, sample_weight=None):
     """Build the program for a fitted feature map, an uncertainty set and data.
 
@@ -96,12 +112,9 @@ def compile_learning(loss_matrix, fmap, uncertainty, X, y, sample_weight=None):
     L = np.asarray(loss_matrix, dtype=np.float64)
     l, k = L.shape
     n = X.shape[0]
-    w = np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
     D = fmap.bind(X).matrix()
-    observed = D[np.arange(n) * k + y]
-    program = Program(f"adversarial learning ({uncertainty.program_kind})")
-    theta = program.add_variables("theta", fmap.n_params, cost=-(observed.T @ w))
-    u = program.add_variables("u", n, cost=w)
+    name = f"adversarial learning ({uncertainty.program_kind})"
+    program, theta, u = _objective_blocks(fmap, uncertainty, D, y, _weights(sample_weight, n), name)
     p = program.add_variables("p", n * l, lower=0.0)
     eye = sp.identity(n, format="csr")
     program.add_rows(
@@ -114,5 +127,31 @@ def compile_learning(loss_matrix, fmap, uncertainty, X, y, sample_weight=None):
         lower=0.0,
     )
     program.add_rows("simplex", [(p, sp.kron(eye, np.ones((1, l)), format="csr"))], 1.0, 1.0)
-    uncertainty.add_to_program(program, theta, fmap)
     return CompiledGame(program, n, l)
+
+
+def compile_cuts(loss_matrix, fmap, uncertainty, D, y, weights, cut_rows, cut_Q):
+    r"""The cutting-plane master: the learning program with each game replaced by cuts.
+
+    Every ``q`` in the simplex gives ``value(f) >= H_L(q) + q^T f`` (``H_L(q) = min_a (Lq)_a``),
+    so the cuts ``u_i >= H_L(q_t) + q_t^T f_i(theta)`` for collected pairs ``(i, q_t)`` relax the
+    program: its optimum is a lower bound on the learning objective, and equals it once the
+    optimal adversaries are among the cuts (seed 000 Theorem 19 gives them as ``q*``).
+
+    Parameters
+    ----------
+    D : sparse matrix (n k, p)
+        The bound feature map's design.
+    cut_rows : ndarray of shape (m,)
+        The sample of each cut.
+    cut_Q : ndarray of shape (m, k)
+        The adversary distribution of each cut.
+    """
+    L = np.asarray(loss_matrix, dtype=np.float64)
+    n, k, m = y.size, L.shape[1], cut_rows.size
+    program, theta, u = _objective_blocks(fmap, uncertainty, D, y, weights, "cutting-plane master")
+    columns = (cut_rows[:, None] * k + np.arange(k)).ravel()
+    C = sp.csr_matrix((cut_Q.ravel(), (np.repeat(np.arange(m), k), columns)), shape=(m, n * k))
+    select = sp.csr_matrix((np.ones(m), (np.arange(m), cut_rows)), shape=(m, n))
+    program.add_rows("cuts", [(u, select), (theta, -(C @ D))], lower=(cut_Q @ L.T).min(axis=1))
+    return program

@@ -11,9 +11,11 @@ Corollary 14).
 """
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
@@ -21,12 +23,14 @@ from .. import losses
 from ..compile import compile_learning
 from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
 from ..game import Game
-from ..solvers import SurrogateObjective, fit_lbfgs
+from ..solvers import SurrogateObjective, fit_lbfgs, refine_cutting_plane
 from ..uncertainty import SoftMoments, as_uncertainty
 
 __all__ = ["AdversarialClassifier"]
 
 _LOSSES = ("zero_one", "ordinal", "squared", "abstain")
+#: ``certify='auto'`` refines L-BFGS when ``n_samples * n_params`` is at most this.
+AUTO_CERTIFY_SIZE = 200_000
 #: ``solver='auto'`` compiles the exact program when it has at most this many game rows (n k).
 AUTO_COMPILE_ROWS = 2_000
 
@@ -56,14 +60,20 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         ``lam`` or ``radius``.  None means ``1 / sum(sample_weight)`` for ``soft`` (the scale
         of scikit-learn's ``C = 1``) and ``0.01`` for the norm balls.
     solver : {'auto', 'compile', 'lbfgs'}, default='auto'
-        ``compile``: the exact LP/QP/SOCP of DESIGN §2; ``lbfgs``: L-BFGS on the surrogate with
-        the fast path for ``q*`` (approximate on this non-smooth objective: ``objective_`` is
-        exact for the returned ``theta``, ``converged_`` says why it stopped).  ``auto`` compiles
-        up to 2,000 game rows (``n_samples * n_classes``) and uses L-BFGS beyond.
+        ``compile``: the exact LP/QP/SOCP of DESIGN §2.  ``lbfgs``: L-BFGS on the surrogate with
+        the fast path for ``q*``, then cutting-plane refinement over the adversaries it met, which
+        certifies the result: ``gap_`` bounds ``objective_ - optimum``
+        (:func:`advgame.solvers.refine_cutting_plane`).  ``auto`` compiles up to 2,000 game rows
+        (``n_samples * n_classes``) and uses ``lbfgs`` beyond.
     backend : {'auto', 'highs', 'cvxpy'}, default='auto'
         For ``compile``: HiGHS for LPs, cvxpy (Clarabel) for QPs and SOCPs.
     max_iter : int, default=1000
     tol : float, default=1e-6
+        L-BFGS tolerance and the relative certified gap at which refinement stops.
+    certify : {'auto', True, False}, default='auto'
+        For ``lbfgs``: refine and certify by cutting planes.  ``auto`` does so when
+        ``n_samples * n_params <= 200,000`` (the master program grows with both); otherwise
+        ``gap_`` is ``inf`` and ``converged_`` says the result is uncertified.
     abstain_label : default=-1
         What ``predict`` returns when the minimax predictor abstains.
 
@@ -79,6 +89,8 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         For kernels: ``A`` with potentials ``K(X, X_fit) A``.
     objective_ : float
         The training objective at ``theta_``.
+    gap_ : float
+        Certified bound on ``objective_`` minus the optimum (0 for ``compile``).
     program_ : CompiledGame
         The compiled program (``solver='compile'``); ``program_.to_cvxpy()`` gives it to cvxpy.
 
@@ -106,6 +118,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         backend="auto",
         max_iter=1000,
         tol=1e-6,
+        certify="auto",
         abstain_label=-1,
     ):
         self.loss = loss
@@ -121,6 +134,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         self.backend = backend
         self.max_iter = max_iter
         self.tol = tol
+        self.certify = certify
         self.abstain_label = abstain_label
 
     # ------------------------------------------------------------------------------ building
@@ -168,6 +182,8 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"tol must be a finite positive number; got {self.tol!r}.")
         if self.solver not in ("auto", "compile", "lbfgs"):
             raise ValueError(f"solver must be 'auto', 'compile' or 'lbfgs'; got {self.solver!r}.")
+        if self.certify not in ("auto", True, False):
+            raise ValueError(f"certify must be 'auto', True or False; got {self.certify!r}.")
         if self.backend not in ("auto", "highs", "cvxpy"):
             raise ValueError(f"backend must be 'auto', 'highs' or 'cvxpy'; got {self.backend!r}.")
 
@@ -203,7 +219,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
             if backend == "auto":
                 backend = "highs" if self.program_.kind == "LP" else "cvxpy"
             solution = self.program_.solve(backend)
-            self.theta_, self.objective_ = solution.theta, solution.objective
+            self.theta_, self.objective_, self.gap_ = solution.theta, solution.objective, 0.0
             self.n_iter_, self.converged_ = 1, solution.solution.status
         else:
             objective = SurrogateObjective(
@@ -217,8 +233,24 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
             result = fit_lbfgs(
                 objective, np.zeros(self.feature_map_.n_params), self.max_iter, self.tol
             )
-            self.theta_, self.objective_ = result.theta, result.objective
-            self.n_iter_, self.converged_ = result.n_iter, result.message
+            certify = self.certify
+            if certify == "auto":
+                certify = X.shape[0] * self.feature_map_.n_params <= AUTO_CERTIFY_SIZE
+            n_iter = result.n_iter
+            if certify:
+                result = refine_cutting_plane(objective, result.theta, tol=self.tol)
+                n_iter += result.n_iter
+                if result.message != "certified":
+                    warnings.warn(
+                        f"the certified gap {result.gap:.2e} is above tol={self.tol:g} after "
+                        f"{result.n_iter} cutting-plane rounds; objective_ is exact for theta_.",
+                        ConvergenceWarning,
+                        stacklevel=2,
+                    )
+            else:
+                result.message = f"uncertified L-BFGS: {result.message}"
+            self.theta_, self.objective_, self.gap_ = result.theta, result.objective, result.gap
+            self.n_iter_, self.converged_ = n_iter, result.message
         self.solver_ = solver
         self._set_coefficients()
         return self
