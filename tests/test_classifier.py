@@ -77,6 +77,24 @@ def test_compiled_objective_is_exact_and_lower_bounds_lbfgs(loss, uncertainty, i
     assert exact.objective_ - 1e-7 <= fast.objective_ <= exact.objective_ + 1e-4 * exact.objective_
 
 
+COST_SENSITIVE = np.random.default_rng(7).uniform(0.2, 2.0, (3, 3)) * (1 - np.eye(3))
+
+
+@pytest.mark.parametrize("loss", ["zero_one", "ordinal", "abstain", COST_SENSITIVE], ids=str)
+@pytest.mark.parametrize("uncertainty", ["soft", "linf", "l1", "l2", "group", "exact"])
+def test_certified_lbfgs_matches_compiled_optimum_on_wine(loss, uncertainty):
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    params = {"loss": loss, "alpha": 0.5, "uncertainty": uncertainty}
+    if uncertainty != "soft":
+        params["strength"] = 0.01
+    exact = ag.AdversarialClassifier(solver="compile", **params).fit(X, y)
+    fast = ag.AdversarialClassifier(solver="lbfgs", **params).fit(X, y)
+    assert fast.converged_ == "certified"
+    assert abs(fast.objective_ - exact.objective_) <= 1e-4 * max(exact.objective_, 1e-3)
+    assert exact.objective_ >= fast.objective_ - fast.gap_ - 1e-7  # the certificate holds
+
+
 def test_highs_and_cvxpy_backends_agree(iris):
     X, y = iris
     a = ag.AdversarialClassifier(uncertainty="linf", strength=0.01, backend="highs").fit(X, y)
