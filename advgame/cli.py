@@ -14,6 +14,9 @@ Subcommands
 ``advgame bench oracle``
     Time per row of closed forms, vertex tables, the persistent HiGHS LP and cvxpy
     (:mod:`advgame.benchmarks.oracle`).
+``advgame bench train``
+    Fit time and accuracy of AdversarialClassifier next to scikit-learn
+    (:mod:`advgame.benchmarks.train`).
 
 Labels and actions are numbered from 0, as in the printed loss matrix.
 """
@@ -341,10 +344,10 @@ def cmd_demo(args):
 
 
 def cmd_bench(args):
-    """``advgame bench oracle``: see :mod:`advgame.benchmarks.oracle`."""
-    from .benchmarks import oracle
+    """``advgame bench oracle|train``: see :mod:`advgame.benchmarks`."""
+    from importlib import import_module
 
-    oracle.run(quick=args.quick, out=args.out)
+    import_module(f".benchmarks.{args.benchmark}", __package__).run(quick=args.quick, out=args.out)
     return 0
 
 
@@ -399,6 +402,10 @@ def build_parser():
     oracle.add_argument("--quick", action="store_true", help="fewer rows and repeats")
     oracle.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
     oracle.set_defaults(run=cmd_bench)
+    train = benchmarks.add_parser("train", help="AdversarialClassifier vs scikit-learn")
+    train.add_argument("--quick", action="store_true", help="2,000-row subsamples (for tests)")
+    train.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
+    train.set_defaults(run=cmd_bench)
     return parser
 
 

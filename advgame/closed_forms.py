@@ -46,14 +46,14 @@ def _rows(F):
 
 # --------------------------------------------------------------------------------------- zero-one
 def _zero_one_top_set(F, weight):
-    """Sorted-prefix search of Theorem 5: the best top set has size ``size`` (1-based)."""
-    n, k = F.shape
-    order = np.argsort(-F, axis=1, kind="stable")
+    """Sorted-prefix search of Theorem 5: the value and the smallest potential in the best set."""
+    k = F.shape[1]
+    descending = np.sort(F, axis=1)[:, ::-1]
     sizes = np.arange(1, k + 1)
-    prefix = np.cumsum(np.take_along_axis(F, order, axis=1), axis=1)
-    candidates = (prefix + weight * (sizes - 1)) / sizes
+    candidates = (np.cumsum(descending, axis=1) + weight * (sizes - 1)) / sizes
     best = np.argmax(candidates, axis=1)
-    return candidates[_rows(F), best], order, best + 1
+    rows = _rows(F)
+    return candidates[rows, best], descending[rows, best]
 
 
 def zero_one(F, weight=1.0):
@@ -62,13 +62,13 @@ def zero_one(F, weight=1.0):
     .. math::  V(f) = \max_{\emptyset \ne S \subseteq [k]} \frac{\sum_{i \in S} f_i + c(|S|-1)}{|S|}
 
     The maximising ``S`` is a prefix of the potentials sorted in decreasing order, so all prefixes
-    are scored at once (``O(k log k)`` per row); ``q*`` is uniform on ``S``.
+    are scored at once (``O(k log k)`` per row); ``q*`` is uniform on ``S``.  Labels tied with the
+    smallest member of ``S`` are included: optimality of the prefix gives
+    ``V = f_(j) + c``, so adding a tied label leaves the value unchanged.
     """
-    value, order, size = _zero_one_top_set(F, weight)
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.broadcast_to(np.arange(F.shape[1]), F.shape), axis=1)
-    q = (rank < size[:, None]) / size[:, None]
-    return value, q
+    value, threshold = _zero_one_top_set(F, weight)
+    top = F >= threshold[:, None]
+    return value, top / top.sum(axis=1, keepdims=True)
 
 
 def zero_one_predictor(F, weight=1.0):
@@ -77,7 +77,7 @@ def zero_one_predictor(F, weight=1.0):
     With ``V`` the value, ``p*_j = max(0, f_j + c - V) / c``: the water-filling that equalises
     ``c (1 - p_j) + f_j = V`` on the optimal set ``S`` and leaves it below ``V`` elsewhere.
     """
-    value, _ = _zero_one_top_set(F, weight)[:2]
+    value = _zero_one_top_set(F, weight)[0]
     p = np.maximum(F + weight - value[:, None], 0.0)
     return p / p.sum(axis=1, keepdims=True)
 
