@@ -7,7 +7,8 @@ giving a linear operator with
 * ``forward(theta) -> F`` of shape ``(n, k)``,
 * ``adjoint(G) -> sum_ij G_ij phi(x_i, j)`` (the gradient of ``sum_ij G_ij f_ij``), and
 * ``matrix()``: the sparse design ``D`` with ``vec(F) = D theta``, rows ordered ``i * k + j``
-  (used by the compiler).
+  (used by the compiler), and
+* ``subset(rows)``: the operator of a subset of the samples (mini-batches).
 
 For the built-in maps ``forward`` and ``adjoint`` are one or two matrix products with ``X``; no
 ``n x k x d`` array is ever formed.  ``norm_factor()`` gives ``G`` with ``||theta||^2 = ||G theta||^2``
@@ -69,6 +70,9 @@ class _DenseOperator:
     def matrix(self):
         return sp.kron(sp.csr_matrix(self.X1), sp.identity(self.k), format="csr")
 
+    def subset(self, rows):
+        return _DenseOperator(self.X1[rows], self.k)
+
 
 class Multiclass(FeatureMap):
     r"""Multiclass blocks ``phi_mc(x, y) = e_y ⊗ [x; 1]`` (seed 000 §3.2.1).
@@ -115,6 +119,9 @@ class _ThresholdedOperator:
 
     def adjoint(self, G):
         return np.concatenate([self.X.T @ (G @ self.levels), self.cumulative.T @ G.sum(axis=0)])
+
+    def subset(self, rows):
+        return _ThresholdedOperator(self.X[rows], self.levels, self.cumulative)
 
     def matrix(self):
         n = self.X.shape[0]
@@ -225,6 +232,10 @@ class _StackedOperator:
 
     def matrix(self):
         return sp.csr_matrix(self.D)
+
+    def subset(self, rows):
+        D = self.D.reshape(self.n, self.k, -1)[rows].reshape(len(rows) * self.k, -1)
+        return _StackedOperator(D, len(rows), self.k)
 
 
 class CallableFeatures(FeatureMap):

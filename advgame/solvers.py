@@ -22,7 +22,14 @@ from scipy.optimize import minimize
 
 from .compile import compile_cuts
 
-__all__ = ["SurrogateObjective", "TrainingResult", "fit_lbfgs", "refine_cutting_plane"]
+__all__ = [
+    "SurrogateObjective",
+    "TrainingResult",
+    "fit_adagrad",
+    "fit_lbfgs",
+    "fit_pegasos",
+    "refine_cutting_plane",
+]
 
 
 class SurrogateObjective:
@@ -43,16 +50,24 @@ class SurrogateObjective:
     def __init__(self, game, operator, y, weights, uncertainty, fmap, method="auto"):
         self.game, self.operator, self.y, self.weights = game, operator, y, weights
         self.uncertainty, self.fmap, self.method = uncertainty, fmap, method
-        self._rows = np.arange(y.size)
 
     def __call__(self, theta):
-        F = self.operator.forward(theta)
+        return self._evaluate(theta, self.operator, self.y, self.weights)
+
+    def batch(self, theta, rows):
+        """Objective and subgradient on ``rows`` only, loss weights rescaled to sum to one."""
+        w = self.weights[rows]
+        return self._evaluate(theta, self.operator.subset(rows), self.y[rows], w / w.sum())
+
+    def _evaluate(self, theta, operator, y, weights):
+        F = operator.forward(theta)
         value, Q = self.game.value_and_adversary(F, self.method)
-        loss = self.weights @ (value - F[self._rows, self.y])
-        G = self.weights[:, None] * Q
-        G[self._rows, self.y] -= self.weights
+        rows = np.arange(y.size)
+        loss = weights @ (value - F[rows, y])
+        G = weights[:, None] * Q
+        G[rows, y] -= weights
         objective = loss + self.uncertainty.penalty(theta, self.fmap)
-        return objective, self.operator.adjoint(G) + self.uncertainty.subgradient(theta, self.fmap)
+        return objective, operator.adjoint(G) + self.uncertainty.subgradient(theta, self.fmap)
 
 
 @dataclass
@@ -130,3 +145,62 @@ def refine_cutting_plane(objective, theta, tol=1e-6, max_rounds=30, backend=None
         cut_rows = np.concatenate([cut_rows, violated])
         cut_Q = np.vstack([cut_Q, Q[violated]])
     return TrainingResult(best_theta, best_value, round_, "max_rounds", gap)
+
+
+def _batches(n, batch_size, rng):
+    """An endless stream of index batches, each epoch a fresh permutation."""
+    while True:
+        order = rng.permutation(n)
+        for start in range(0, n, batch_size):
+            yield order[start : start + batch_size]
+
+
+def fit_adagrad(objective, theta0, n_epochs=50, batch_size=64, step=1.0, random_state=None):
+    r"""Averaged mini-batch AdaGrad on the surrogate (seed 000 §6.1).
+
+    ``theta <- theta - step * g / sqrt(sum of past g^2)`` per coordinate with ``g`` the
+    subgradient of the objective on a batch (loss weights rescaled to the batch), and the average
+    of the iterates returned (the usual ``O(1/sqrt(T))`` guarantee for non-smooth convex
+    objectives).  The returned objective is evaluated exactly on all samples.
+    """
+    rng = np.random.default_rng(random_state)
+    n = objective.y.size
+    theta = theta0.copy()
+    average = np.zeros_like(theta)
+    squares = np.full_like(theta, 1e-12)
+    batches = _batches(n, batch_size, rng)
+    n_steps = n_epochs * -(-n // batch_size)
+    for t in range(1, n_steps + 1):
+        g = objective.batch(theta, next(batches))[1]
+        squares += g * g
+        theta -= step * g / np.sqrt(squares)
+        average += (theta - average) / t
+    return TrainingResult(average, float(objective(average)[0]), n_steps, "averaged AdaGrad")
+
+
+def fit_pegasos(game, gram, y, weights, lam, n_epochs=50, batch_size=16, random_state=None):
+    r"""Kernel PEGASOS for the adversarial surrogate (seed 000 Algorithm 1, mini-batch form).
+
+    ``theta_t = -(1 / (lam t)) sum_i sum_j alpha_ij phi(x_i, j)``: each step draws a batch ``B``,
+    computes its potentials ``f = -(1/(lam (t-1))) K[B] alpha`` (zero at ``t = 1``), asks the
+    game for ``q*`` and adds ``n w_i (q*_i - e_{y_i}) / |B|`` to ``alpha_i`` (``i`` in ``B``): the
+    batch-average subgradient with the ``1 / (lam t)`` rate of Algorithm 1.  The loop
+    runs over steps; each step is vectorised over its batch.
+
+    Returns the kernel expansion ``A = -alpha / (lam T)`` (potentials ``K(X, X_fit) A``) as
+    ``theta = A.ravel()``.
+    """
+    rng = np.random.default_rng(random_state)
+    n, k = y.size, game.n_labels
+    alpha = np.zeros((n, k))
+    batches = _batches(n, batch_size, rng)
+    n_steps = n_epochs * -(-n // batch_size)
+    scale = weights * n  # relative sample weights (1 when unweighted)
+    for t in range(1, n_steps + 1):
+        batch = next(batches)
+        F = gram[batch] @ alpha * (-1.0 / (lam * (t - 1))) if t > 1 else np.zeros((batch.size, k))
+        _, Q = game.value_and_adversary(F)
+        Q[np.arange(batch.size), y[batch]] -= 1.0
+        alpha[batch] += scale[batch, None] * Q / batch.size  # indices are unique in a batch
+    A = -alpha / (lam * n_steps)
+    return TrainingResult(A.ravel(), np.nan, n_steps, "PEGASOS")

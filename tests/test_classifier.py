@@ -161,3 +161,46 @@ def test_ordinal_uses_class_order_and_thresholded_features():
 def test_bad_input(params, fit_args, match):
     with pytest.raises(ValueError, match=match):
         ag.AdversarialClassifier(**params).fit(*fit_args)
+
+
+def test_subgradient_and_pegasos_approach_and_certify_the_optimum(iris):
+    X, y = iris
+    exact = ag.AdversarialClassifier(solver="compile").fit(X, y)
+    rough = ag.AdversarialClassifier(
+        solver="subgradient", max_iter=50, certify=False, random_state=0
+    )
+    rough.fit(X, y)
+    assert exact.objective_ - 1e-9 <= rough.objective_ <= 1.2 * exact.objective_
+    assert rough.gap_ == np.inf and rough.converged_.startswith("uncertified")
+    certified = ag.AdversarialClassifier(solver="subgradient", max_iter=50, random_state=0).fit(
+        X, y
+    )
+    assert abs(certified.objective_ - exact.objective_) <= 1e-6 * exact.objective_
+
+    kernel = {"kernel": "rbf", "gamma": 0.5}
+    optimum = ag.AdversarialClassifier(solver="compile", **kernel).fit(X, y).objective_
+    gaps = []
+    for epochs in (5, 50, 400):
+        model = ag.AdversarialClassifier(
+            solver="pegasos", max_iter=epochs, certify=False, random_state=0, **kernel
+        ).fit(X, y)
+        gaps.append(model.objective_ - optimum)
+    assert gaps[0] > gaps[1] > gaps[2] >= -1e-9 and gaps[2] <= 1e-2 * optimum
+    same = ag.AdversarialClassifier(
+        solver="pegasos", max_iter=50, certify=False, random_state=0, **kernel
+    )
+    np.testing.assert_array_equal(same.fit(X, y).theta_, same.fit(X, y).theta_)  # reproducible
+    certified = ag.AdversarialClassifier(
+        solver="pegasos", max_iter=20, random_state=0, **kernel
+    ).fit(X, y)
+    assert abs(certified.objective_ - optimum) <= 1e-6 * optimum
+
+
+def test_pegasos_needs_a_kernel_and_soft_moments(iris):
+    X, y = iris
+    with pytest.raises(ValueError, match="Algorithm 1"):
+        ag.AdversarialClassifier(solver="pegasos").fit(X, y)
+    with pytest.raises(ValueError, match="Algorithm 1"):
+        ag.AdversarialClassifier(solver="pegasos", kernel="rbf", uncertainty="l2").fit(X, y)
+    with pytest.raises(ValueError, match="batch_size"):
+        ag.AdversarialClassifier(solver="subgradient", batch_size=0).fit(X, y)

@@ -23,12 +23,19 @@ from .. import losses
 from ..compile import compile_learning
 from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
 from ..game import Game
-from ..solvers import SurrogateObjective, fit_lbfgs, refine_cutting_plane
+from ..solvers import (
+    SurrogateObjective,
+    fit_adagrad,
+    fit_lbfgs,
+    fit_pegasos,
+    refine_cutting_plane,
+)
 from ..uncertainty import SoftMoments, as_uncertainty
 
 __all__ = ["AdversarialClassifier"]
 
 _LOSSES = ("zero_one", "ordinal", "squared", "abstain")
+_SOLVERS = ("auto", "compile", "lbfgs", "subgradient", "pegasos")
 #: ``certify='auto'`` refines L-BFGS when ``n_samples * n_params`` is at most this.
 AUTO_CERTIFY_SIZE = 200_000
 #: ``solver='auto'`` compiles the exact program when it has at most this many game rows (n k).
@@ -59,21 +66,28 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
     strength : float or None, default=None
         ``lam`` or ``radius``.  None means ``1 / sum(sample_weight)`` for ``soft`` (the scale
         of scikit-learn's ``C = 1``) and ``0.01`` for the norm balls.
-    solver : {'auto', 'compile', 'lbfgs'}, default='auto'
+    solver : {'auto', 'compile', 'lbfgs', 'subgradient', 'pegasos'}, default='auto'
         ``compile``: the exact LP/QP/SOCP of DESIGN §2.  ``lbfgs``: L-BFGS on the surrogate with
-        the fast path for ``q*``, then cutting-plane refinement over the adversaries it met, which
-        certifies the result: ``gap_`` bounds ``objective_ - optimum``
+        the fast path for ``q*``; ``subgradient``: averaged mini-batch AdaGrad; ``pegasos``: seed
+        000 Algorithm 1 in mini-batch form (kernels, ``uncertainty='soft'``).  Each first-order
+        solver is followed by cutting-plane refinement over the adversaries (see ``certify``),
+        which certifies the result: ``gap_`` bounds ``objective_ - optimum``
         (:func:`advgame.solvers.refine_cutting_plane`).  ``auto`` compiles up to 2,000 game rows
         (``n_samples * n_classes``) and uses ``lbfgs`` beyond.
     backend : {'auto', 'highs', 'cvxpy'}, default='auto'
         For ``compile``: HiGHS for LPs, cvxpy (Clarabel) for QPs and SOCPs.
     max_iter : int, default=1000
+        L-BFGS iterations, or epochs of ``subgradient`` / ``pegasos``.
     tol : float, default=1e-6
         L-BFGS tolerance and the relative certified gap at which refinement stops.
     certify : {'auto', True, False}, default='auto'
         For ``lbfgs``: refine and certify by cutting planes.  ``auto`` does so when
         ``n_samples * n_params <= 200,000`` (the master program grows with both); otherwise
         ``gap_`` is ``inf`` and ``converged_`` says the result is uncertified.
+    batch_size : int, default=64
+        Mini-batch size of ``subgradient`` and ``pegasos``.
+    random_state : int, Generator or None
+        Seeds the mini-batch order (results are reproducible for a fixed seed).
     abstain_label : default=-1
         What ``predict`` returns when the minimax predictor abstains.
 
@@ -119,6 +133,8 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         max_iter=1000,
         tol=1e-6,
         certify="auto",
+        batch_size=64,
+        random_state=None,
         abstain_label=-1,
     ):
         self.loss = loss
@@ -135,6 +151,8 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.certify = certify
+        self.batch_size = batch_size
+        self.random_state = random_state
         self.abstain_label = abstain_label
 
     # ------------------------------------------------------------------------------ building
@@ -180,8 +198,10 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
         if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol <= 0:
             raise ValueError(f"tol must be a finite positive number; got {self.tol!r}.")
-        if self.solver not in ("auto", "compile", "lbfgs"):
-            raise ValueError(f"solver must be 'auto', 'compile' or 'lbfgs'; got {self.solver!r}.")
+        if self.solver not in _SOLVERS:
+            raise ValueError(f"solver must be one of {_SOLVERS}; got {self.solver!r}.")
+        if not isinstance(self.batch_size, numbers.Integral) or self.batch_size < 1:
+            raise ValueError(f"batch_size must be an integer >= 1; got {self.batch_size!r}.")
         if self.certify not in ("auto", True, False):
             raise ValueError(f"certify must be 'auto', True or False; got {self.certify!r}.")
         if self.backend not in ("auto", "highs", "cvxpy"):
@@ -222,38 +242,60 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
             self.theta_, self.objective_, self.gap_ = solution.theta, solution.objective, 0.0
             self.n_iter_, self.converged_ = 1, solution.solution.status
         else:
-            objective = SurrogateObjective(
-                self.game_,
-                self.feature_map_.bind(X),
-                y_index,
-                weights,
-                uncertainty,
-                self.feature_map_,
-            )
-            result = fit_lbfgs(
-                objective, np.zeros(self.feature_map_.n_params), self.max_iter, self.tol
-            )
-            certify = self.certify
-            if certify == "auto":
-                certify = X.shape[0] * self.feature_map_.n_params <= AUTO_CERTIFY_SIZE
-            n_iter = result.n_iter
-            if certify:
-                result = refine_cutting_plane(objective, result.theta, tol=self.tol)
-                n_iter += result.n_iter
-                if result.message != "certified":
-                    warnings.warn(
-                        f"the certified gap {result.gap:.2e} is above tol={self.tol:g} after "
-                        f"{result.n_iter} cutting-plane rounds; objective_ is exact for theta_.",
-                        ConvergenceWarning,
-                        stacklevel=2,
-                    )
-            else:
-                result.message = f"uncertified L-BFGS: {result.message}"
-            self.theta_, self.objective_, self.gap_ = result.theta, result.objective, result.gap
-            self.n_iter_, self.converged_ = n_iter, result.message
+            self._fit_first_order(solver, X, y_index, weights, uncertainty)
         self.solver_ = solver
         self._set_coefficients()
         return self
+
+    def _fit_first_order(self, solver, X, y_index, weights, uncertainty):
+        """L-BFGS, averaged AdaGrad or PEGASOS, then (optionally) certification."""
+        fmap = self.feature_map_
+        objective = SurrogateObjective(
+            self.game_, fmap.bind(X), y_index, weights, uncertainty, fmap
+        )
+        theta0 = np.zeros(fmap.n_params)
+        if solver == "lbfgs":
+            result = fit_lbfgs(objective, theta0, self.max_iter, self.tol)
+        elif solver == "subgradient":
+            result = fit_adagrad(
+                objective, theta0, self.max_iter, self.batch_size, random_state=self.random_state
+            )
+        else:
+            if not isinstance(fmap, KernelFeatures) or not isinstance(uncertainty, SoftMoments):
+                raise ValueError(
+                    "solver='pegasos' is seed 000 Algorithm 1: it needs a kernel (kernel=...) and "
+                    "the ridge objective of uncertainty='soft'."
+                )
+            gram = objective.operator.X1
+            result = fit_pegasos(
+                self.game_,
+                gram,
+                y_index,
+                weights,
+                uncertainty.lam,
+                self.max_iter,
+                self.batch_size,
+                self.random_state,
+            )
+            result.objective = float(objective(result.theta)[0])
+        certify = self.certify
+        if certify == "auto":
+            certify = X.shape[0] * fmap.n_params <= AUTO_CERTIFY_SIZE
+        n_iter = result.n_iter
+        if certify:
+            result = refine_cutting_plane(objective, result.theta, tol=self.tol)
+            n_iter += result.n_iter
+            if result.message != "certified":
+                warnings.warn(
+                    f"the certified gap {result.gap:.2e} is above tol={self.tol:g} after "
+                    f"{result.n_iter} cutting-plane rounds; objective_ is exact for theta_.",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
+        else:
+            result.message = f"uncertified {solver}: {result.message}"
+        self.theta_, self.objective_, self.gap_ = result.theta, result.objective, result.gap
+        self.n_iter_, self.converged_ = n_iter, result.message
 
     def _set_coefficients(self):
         fmap = self.feature_map_
