@@ -4,7 +4,7 @@ A loss matrix, a feature map, an uncertainty set and a polytope define a game; a
 exactly (HiGHS / cvxpy) or through closed-form fast paths.  See DESIGN §6 for the public names.
 """
 
-from . import closed_forms, losses, vertices
+from . import closed_forms, datasets, losses, vertices
 from .exceptions import NotApplicableError, SizeLimitError, SolverError
 from .game import Game
 from .losses import LossMatrix
@@ -24,6 +24,7 @@ __all__ = [
     "SizeLimitError",
     "SolverError",
     "closed_forms",
+    "datasets",
     "losses",
     "vertices",
     "__version__",

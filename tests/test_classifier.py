@@ -204,3 +204,17 @@ def test_pegasos_needs_a_kernel_and_soft_moments(iris):
         ag.AdversarialClassifier(solver="pegasos", kernel="rbf", uncertainty="l2").fit(X, y)
     with pytest.raises(ValueError, match="batch_size"):
         ag.AdversarialClassifier(solver="subgradient", batch_size=0).fit(X, y)
+
+
+@pytest.mark.parametrize("loss", ["squared", "abstain"])
+@pytest.mark.parametrize("uncertainty", ["soft", "linf", "l2"])
+def test_certified_lbfgs_matches_compiled_optimum_on_vehicle(loss, uncertainty):
+    data = ag.datasets.load("multiclass/vehicle")
+    X = StandardScaler().fit_transform(data.X)
+    params = {"loss": loss, "alpha": 0.3, "uncertainty": uncertainty}
+    if uncertainty != "soft":
+        params["strength"] = 0.01
+    exact = ag.AdversarialClassifier(solver="compile", **params).fit(X, data.y)
+    fast = ag.AdversarialClassifier(solver="lbfgs", **params).fit(X, data.y)
+    assert fast.converged_ == "certified"
+    assert abs(fast.objective_ - exact.objective_) <= 1e-4 * exact.objective_
