@@ -192,7 +192,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         return as_uncertainty(self.uncertainty, self.strength)
 
     def _check_params(self):
-        for name in ("max_iter",):
+        for name in ("max_iter", "batch_size"):
             value = getattr(self, name)
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
@@ -200,8 +200,6 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"tol must be a finite positive number; got {self.tol!r}.")
         if self.solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}; got {self.solver!r}.")
-        if not isinstance(self.batch_size, numbers.Integral) or self.batch_size < 1:
-            raise ValueError(f"batch_size must be an integer >= 1; got {self.batch_size!r}.")
         if self.certify not in ("auto", True, False):
             raise ValueError(f"certify must be 'auto', True or False; got {self.certify!r}.")
         if self.backend not in ("auto", "highs", "cvxpy"):
@@ -266,7 +264,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
                     "solver='pegasos' is seed 000 Algorithm 1: it needs a kernel (kernel=...) and "
                     "the ridge objective of uncertainty='soft'."
                 )
-            gram = objective.operator.X1
+            gram = objective.operator.X1  # the bound kernel operator's K(X, X_fit)
             result = fit_pegasos(
                 self.game_,
                 gram,
