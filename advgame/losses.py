@@ -215,6 +215,7 @@ class LossMatrix:
 
     @property
     def shape(self):
+        """``(n_actions, n_labels)``."""
         return self.matrix.shape
 
     def __array__(self, dtype=None, copy=None):

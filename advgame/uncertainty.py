@@ -34,9 +34,11 @@ class UncertaintySet:
     smooth = True
 
     def penalty(self, theta, fmap):
+        """The regulariser ``R(theta)`` this set induces in the dual (for the fast solvers)."""
         raise NotImplementedError
 
     def subgradient(self, theta, fmap):
+        """An element of ``∂R(theta)`` (the gradient where ``R`` is smooth)."""
         raise NotImplementedError
 
     def add_to_program(self, program, theta, fmap):
@@ -94,15 +96,18 @@ class NormBall(UncertaintySet):
 
     @property
     def adversary_constraint(self):
+        """The constraint on the moment residual, in words."""
         return f"||m(q)||_{self.norm} <= {self.radius:g}"
 
     @property
     def regularizer(self):
+        """The induced dual-norm penalty, in words."""
         dual = {1: "inf", np.inf: "1", 2: "2", "group": "group (sum of block l2)"}[self.norm]
         return f"{self.radius:g} * ||theta||_{dual}"
 
     @property
     def program_kind(self):
+        """'LP' for the l1 / linf balls (polyhedral dual norms), 'SOCP' for l2 and group."""
         return "LP" if self.norm in (1, np.inf) else "SOCP"
 
     def _check(self, fmap):

@@ -66,10 +66,14 @@ class MethodCheck:
     seconds: float
     per_row_us: float
 
+    @property
+    def max_error(self):
+        """The largest of the value error, the two certificate gaps and the infeasibility."""
+        return max(self.value_error, self.adversary_gap, self.predictor_gap, self.feasibility)
+
     def ok(self, rtol=VERIFY_RTOL):
-        return (
-            max(self.value_error, self.adversary_gap, self.predictor_gap, self.feasibility) <= rtol
-        )
+        """Whether every error and gap is at most ``rtol``."""
+        return self.max_error <= rtol
 
 
 @dataclass
@@ -83,11 +87,11 @@ class VerificationReport:
 
     @property
     def max_error(self):
-        return max(
-            max(c.value_error, c.adversary_gap, c.predictor_gap, c.feasibility) for c in self.checks
-        )
+        """The largest error or gap over all checked methods."""
+        return max(c.max_error for c in self.checks)
 
     def ok(self, rtol=VERIFY_RTOL):
+        """Whether every checked method passes (skipped methods do not count)."""
         return all(c.ok(rtol) for c in self.checks)
 
     def __str__(self):

@@ -25,53 +25,68 @@ def custom_csv(tmp_path):
     return path
 
 
-def test_explain_zero_one(capsys):
-    code, out, _ = run_cli(capsys, "explain", "zero-one", "--k", "3")
+EXPLAIN_CASES = {
+    "zero-one": (
+        ["zero-one", "--k", "3"],
+        [
+            "recognised structure: zero_one(weight=1)",
+            "0 q0 + 1 q1 + 1 q2 - v >= 0   (action 0)",
+            "0 p0 + 1 p1 + 1 p2 + f0 <= u   (label 0)",
+            "q = (1/3, 1/3, 1/3)   v = 2/3",
+            "q = (1/2, 1/2,   0)   v = 1/2",
+            "total: 7 extreme points; the seed predicts 2^k - 1 (Theorem 5) = 7",
+            "Theorem 5, Corollary 9",
+            "closed_form",  # the agreement check lists every method
+            "vertices",
+        ],
+    ),
+    "ordinal": (
+        ["ordinal", "--k", "4"],
+        [
+            "3 q0 + 2 q1 + 1 q2 + 0 q3 - v >= 0   (action 3)",
+            "total: 10 extreme points; the seed predicts k(k+1)/2 (Theorem 6) = 10",
+            "q = (1/2,   0,   0, 1/2)   v = 3/2",
+            "Theorem 6, Eq. 7, Corollary 10",
+        ],
+    ),
+    "squared": (
+        ["squared", "--k", "3", "--weight", "2"],
+        [
+            "recognised structure: squared(weight=2)",
+            "8 q0 + 2 q1 + 0 q2 - v >= 0   (action 2)",
+            "total: 7 extreme points; the seed predicts k + (k+1)k(k-1)/6 (Theorem 7) = 7",
+            "Theorem 7, Corollary 11",
+        ],
+    ),
+    "abstain-closed-form": (
+        ["abstain", "--k", "3", "--alpha", "0.3"],
+        [
+            "0.3 q0 + 0.3 q1 + 0.3 q2 - v >= 0   (action abstain)",
+            "q = (7/10, 3/10,    0)   v = 3/10",
+            "the seed predicts k^2 for 0 < alpha < 1/2 (Theorem 12) = 9",
+            "Theorem 13",
+            "Corollary 14",
+        ],
+    ),
+    "abstain-no-closed-form": (
+        ["abstain", "--k", "3", "--alpha", "0.7"],
+        [
+            "Game.fast_path = 'vertices'",
+            "none: Theorems 12-13 need alpha <= 1/2 (here alpha = 0.7): vertex table / LP",
+            "total: 7 extreme points (enumerated",
+            "closed_form  skipped",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(EXPLAIN_CASES))
+def test_explain_builtin_losses(capsys, case):
+    args, expected = EXPLAIN_CASES[case]
+    code, out, _ = run_cli(capsys, "explain", *args)
     assert code == 0
-    assert "recognised structure: zero_one(weight=1)" in out
-    assert "0 q0 + 1 q1 + 1 q2 - v >= 0   (action 0)" in out
-    assert "0 p0 + 1 p1 + 1 p2 + f0 <= u   (label 0)" in out
-    assert "q = (1/3, 1/3, 1/3)   v = 2/3" in out
-    assert "q = (1/2, 1/2,   0)   v = 1/2" in out
-    assert "total: 7 extreme points; the seed predicts 2^k - 1 (Theorem 5) = 7" in out
-    assert "Theorem 5, Corollary 9" in out
-    assert "closed_form" in out and "vertices" in out  # the agreement check
-
-
-def test_explain_ordinal(capsys):
-    code, out, _ = run_cli(capsys, "explain", "ordinal", "--k", "4")
-    assert code == 0
-    assert "3 q0 + 2 q1 + 1 q2 + 0 q3 - v >= 0   (action 3)" in out
-    assert "total: 10 extreme points; the seed predicts k(k+1)/2 (Theorem 6) = 10" in out
-    assert "q = (1/2,   0,   0, 1/2)   v = 3/2" in out
-    assert "Theorem 6, Eq. 7, Corollary 10" in out
-
-
-def test_explain_squared(capsys):
-    code, out, _ = run_cli(capsys, "explain", "squared", "--k", "3", "--weight", "2")
-    assert code == 0
-    assert "recognised structure: squared(weight=2)" in out
-    assert "8 q0 + 2 q1 + 0 q2 - v >= 0   (action 2)" in out
-    assert "total: 7 extreme points; the seed predicts k + (k+1)k(k-1)/6 (Theorem 7) = 7" in out
-    assert "Theorem 7, Corollary 11" in out
-
-
-def test_explain_abstain_with_closed_form(capsys):
-    code, out, _ = run_cli(capsys, "explain", "abstain", "--k", "3", "--alpha", "0.3")
-    assert code == 0
-    assert "0.3 q0 + 0.3 q1 + 0.3 q2 - v >= 0   (action abstain)" in out
-    assert "q = (7/10, 3/10,    0)   v = 3/10" in out
-    assert "the seed predicts k^2 for 0 < alpha < 1/2 (Theorem 12) = 9" in out
-    assert "Theorem 13" in out and "Corollary 14" in out
-
-
-def test_explain_abstain_without_closed_form(capsys):
-    code, out, _ = run_cli(capsys, "explain", "abstain", "--k", "3", "--alpha", "0.7")
-    assert code == 0
-    assert "Game.fast_path = 'vertices'" in out
-    assert "none: Theorems 12-13 need alpha <= 1/2 (here alpha = 0.7): vertex table / LP" in out
-    assert "total: 7 extreme points (enumerated" in out
-    assert "closed_form  skipped" in out
+    missing = [text for text in expected if text not in out]
+    assert not missing, f"explain {' '.join(args)} lacks {missing}"
 
 
 def test_explain_custom_matrix(capsys, custom_csv):

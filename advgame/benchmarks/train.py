@@ -98,6 +98,7 @@ def evaluation_ratio(X, y):
 
 
 def bench_problem(name, X, y, max_rows=None):
+    """Fit and score every model on one problem; one record with times, accuracies, ratios."""
     X_train, X_test, y_train, y_test = _split(X, y, max_rows)
     record = {"problem": name, "n_train": len(y_train), "d": X.shape[1], "k": np.unique(y).size}
     for label, model in _models().items():
@@ -117,6 +118,7 @@ def bench_problem(name, X, y, max_rows=None):
 
 
 def format_report(records, meta):
+    """The printed table: per problem, each model's fit time and accuracy, then the ratios."""
     lines = [
         f"advgame bench train, {meta['date']}: {meta['machine']['cpu']}, "
         f"{meta['machine']['cpu_count']} CPUs; numpy {meta['machine']['numpy']}",

@@ -45,9 +45,11 @@ class CompiledGame:
 
     @property
     def kind(self):
+        """'LP', 'QP' or 'SOCP' (set by the uncertainty set)."""
         return self.program.kind
 
     def describe(self):
+        """Kind, variable and constraint blocks, sizes (see :meth:`Program.describe`)."""
         return self.program.describe()
 
     def to_cvxpy(self):

@@ -77,18 +77,22 @@ class Program:
     # ---------------------------------------------------------------------------- assembled
     @property
     def kind(self):
+        """'SOCP' if there are cones, 'QP' if there is a quadratic term, else 'LP'."""
         return "SOCP" if self.cones else ("QP" if self._quadratic else "LP")
 
     @property
     def cost(self):
+        """The linear objective ``c`` (length ``n_variables``)."""
         return np.concatenate(self._cost)
 
     @property
     def bounds(self):
+        """``(x_lo, x_hi)`` variable bounds (``±inf`` where free)."""
         return np.concatenate(self._lower), np.concatenate(self._upper)
 
     @property
     def row_bounds(self):
+        """``(r_lo, r_hi)`` constraint bounds (equal for equality rows)."""
         return np.concatenate(self._row_lower), np.concatenate(self._row_upper)
 
     def matrix(self):
