@@ -8,13 +8,21 @@ from . import closed_forms, datasets, losses, vertices
 from .exceptions import NotApplicableError, SizeLimitError, SolverError
 from .game import Game
 from .losses import LossMatrix
-from .models import AdversarialClassifier
+from .models import (
+    AdversarialClassifier,
+    MinimaxClassifier,
+    MinimaxRegressor,
+    robust_feature_selection,
+)
 from .uncertainty import Exact, NormBall, SoftMoments
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AdversarialClassifier",
+    "MinimaxClassifier",
+    "MinimaxRegressor",
+    "robust_feature_selection",
     "Exact",
     "Game",
     "NormBall",

@@ -17,6 +17,9 @@ Subcommands
 ``advgame bench train``
     Fit time and accuracy of AdversarialClassifier next to scikit-learn
     (:mod:`advgame.benchmarks.train`).
+``advgame bench minimax``
+    Seed 001's high-dimensional experiment and breast cancer: mmSVM, mmBC, mmRBC next to
+    LinearSVC and logistic regression (:mod:`advgame.benchmarks.minimax`).
 
 Labels and actions are numbered from 0, as in the printed loss matrix.
 """
@@ -344,7 +347,7 @@ def cmd_demo(args):
 
 
 def cmd_bench(args):
-    """``advgame bench oracle|train``: see :mod:`advgame.benchmarks`."""
+    """``advgame bench oracle|train|minimax``: see :mod:`advgame.benchmarks`."""
     from importlib import import_module
 
     import_module(f".benchmarks.{args.benchmark}", __package__).run(quick=args.quick, out=args.out)
@@ -406,6 +409,10 @@ def build_parser():
     train.add_argument("--quick", action="store_true", help="2,000-row subsamples (for tests)")
     train.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
     train.set_defaults(run=cmd_bench)
+    minimax = benchmarks.add_parser("minimax", help="seed 001's experiments (mmSVM, mmBC, mmRBC)")
+    minimax.add_argument("--quick", action="store_true", help="2 runs instead of 20 (for tests)")
+    minimax.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
+    minimax.set_defaults(run=cmd_bench)
     return parser
 
 

@@ -16,6 +16,7 @@ Each structure has three functions: ``<kind>(F, ...) -> (value, q)``, ``<kind>_p
 """
 
 import numpy as np
+from scipy.special import logsumexp, softmax
 
 from .exceptions import NotApplicableError, SizeLimitError
 from .losses import ABSTAIN_CLOSED_FORM_MAX_ALPHA
@@ -33,6 +34,9 @@ __all__ = [
     "abstain",
     "abstain_predictor",
     "abstain_vertices",
+    "brier",
+    "log",
+    "quadratic",
     "MAX_THEOREM_VERTICES",
 ]
 
@@ -48,12 +52,14 @@ def _rows(F):
 def _zero_one_top_set(F, weight):
     """Sorted-prefix search of Theorem 5: the value and the smallest potential in the best set."""
     k = F.shape[1]
-    descending = np.sort(F, axis=1)[:, ::-1]
+    negated = np.sort(-F, axis=1)  # potentials in decreasing order, negated (no reversed view)
     sizes = np.arange(1, k + 1)
-    candidates = (np.cumsum(descending, axis=1) + weight * (sizes - 1)) / sizes
+    candidates = np.cumsum(negated, axis=1)
+    candidates *= -1.0 / sizes
+    candidates += weight * (sizes - 1) / sizes
     best = np.argmax(candidates, axis=1)
     rows = _rows(F)
-    return candidates[rows, best], descending[rows, best]
+    return candidates[rows, best], -negated[rows, best]
 
 
 def zero_one(F, weight=1.0):
@@ -68,7 +74,7 @@ def zero_one(F, weight=1.0):
     """
     value, threshold = _zero_one_top_set(F, weight)
     top = F >= threshold[:, None]
-    return value, top / top.sum(axis=1, keepdims=True)
+    return value, top / np.count_nonzero(top, axis=1)[:, None]
 
 
 def zero_one_predictor(F, weight=1.0):
@@ -320,3 +326,52 @@ def _check_size(count, kind, k):
             f"the {kind} vertex table for k={k} has {count:,} extreme points, over the limit of "
             f"{MAX_THEOREM_VERTICES:,}; use the closed form (method='closed_form') instead."
         )
+
+
+# ------------------------------------------------------- generalised entropies (seed 001 §3, §6.6-8)
+def brier(F):
+    r"""Brier entropy ``H(q) = 1 - ||q||^2``: ``F(f) = max_{q in Δ} H(q) + f^T q`` and ``∇F``.
+
+    ``∇F(f) = argmax_q f^T q - ||q||^2`` is the Euclidean projection of ``f / 2`` onto the
+    simplex (seed 001 Eq. 70-73; sparsemax of ``f / 2``).  On the potentials sorted in decreasing
+    order ``s``, the support is the largest ``m`` with ``s_m / 2 + (2 - sum_{j<=m} s_j) / (2m) > 0``
+    (equivalently the seed's smallest ``k`` with ``sum_{j<=k} (s_j - s_{k+1}) > 2``) and
+    ``q_j = max(0, f_j / 2 + (2 - sum_{j<=m} s_j) / (2m))`` (Eq. 35/73 with all ``k`` potentials;
+    seed 001 pins the last one at 0, which changes ``F`` by that constant only).
+    """
+    k = F.shape[1]
+    top = F.max(axis=1)
+    G = F - top[:, None]  # F(f + c) = F(f) + c: work near 0 so rounding stays O(eps |f|)
+    descending = -np.sort(-G, axis=1)
+    sizes = np.arange(1, k + 1)
+    shifts = (2.0 - np.cumsum(descending, axis=1)) / (2.0 * sizes)
+    support = np.count_nonzero(descending / 2 + shifts > 0, axis=1)  # a prefix: >= 1 always
+    shift = shifts[_rows(F), support - 1]
+    q = np.maximum(G / 2 + shift[:, None], 0.0)
+    return top + 1.0 - np.einsum("ij,ij->i", q, q) + np.einsum("ij,ij->i", G, q), q
+
+
+def log(F):
+    r"""Shannon entropy ``H(q) = -sum q log q``: ``F(f) = log sum exp f``, ``∇F = softmax(f)``.
+
+    Seed 001 Eq. 28 (multinomial logistic regression; the seed pins the last potential at 0).
+    """
+    return logsumexp(F, axis=1), softmax(F, axis=1)
+
+
+def quadratic(Z, rho=None):
+    r"""Quadratic loss on a real target with ``E[Y^2] <= rho^2`` (seed 001 Eq. 32-33, 74-75).
+
+    .. math::  F(z) = \max_{|m| \le \rho} \rho^2 - m^2 + z m
+               = \begin{cases} \rho^2 + z^2/4 & |z/2| \le \rho \\ \rho |z| & \text{else,}
+               \end{cases}
+               \qquad F'(z) = \mathrm{clip}(z/2, -\rho, \rho),
+
+    the Huber function; ``F'`` is the worst-case conditional mean (the MMSE prediction).
+    ``rho=None`` ("large enough") drops the constant ``rho^2``: ``F(z) = z^2/4``, ``F' = z/2``
+    (linear regression).  ``Z`` has shape ``(n, 1)``.
+    """
+    if rho is None:
+        return Z[:, 0] ** 2 / 4, Z / 2
+    mean = np.clip(Z / 2, -rho, rho)
+    return (rho**2 - mean**2 + Z * mean)[:, 0], mean

@@ -53,6 +53,10 @@ class FeatureMap:
         """Sparse ``G`` with ``||theta||_2^2 = ||G theta||^2`` (identity for explicit features)."""
         return sp.identity(self.n_params, format="csr")
 
+    def apply_norm_factor(self, theta, transpose=False):
+        """``G @ theta`` (or ``G.T @ theta``) without building ``G`` when it is the identity."""
+        return theta
+
 
 class _DenseOperator:
     """``F = X1 @ Theta`` with ``Theta = theta.reshape(p, k)``: the multiclass / kernel form."""
@@ -218,6 +222,10 @@ class KernelFeatures(FeatureMap):
             R = vectors * np.sqrt(np.clip(eigenvalues, 0.0, None))
             self._factor = sp.kron(sp.csr_matrix(R.T), sp.identity(self.n_classes_), format="csr")
         return self._factor
+
+    def apply_norm_factor(self, theta, transpose=False):
+        G = self.norm_factor()
+        return G.T @ theta if transpose else G @ theta
 
 
 class _StackedOperator:

@@ -28,13 +28,15 @@ import numpy as np
 
 from . import closed_forms, vertices
 from ._validation import as_labels, as_potentials
-from .exceptions import NotApplicableError, SizeLimitError
-from .losses import as_loss_matrix
+from .exceptions import NotApplicableError, SizeLimitError, SolverError
+from .losses import Entropy, as_loss_matrix
 from .oracle import LPOracle
 
-__all__ = ["Game", "METHODS", "AUTO_VERTEX_BASES"]
+__all__ = ["Game", "EntropyGame", "METHODS", "ENTROPY_METHODS", "AUTO_VERTEX_BASES"]
 
 METHODS = ("auto", "closed_form", "vertices", "lp")
+#: Methods of an :class:`EntropyGame`: its closed form or the exact convex program via cvxpy.
+ENTROPY_METHODS = ("auto", "closed_form", "cvxpy")
 #: ``auto`` uses a vertex table for a general matrix when enumeration needs at most this many bases.
 AUTO_VERTEX_BASES = 200_000
 
@@ -67,8 +69,9 @@ class Game:
 
     Parameters
     ----------
-    loss : LossMatrix or array-like of shape (l, k)
-        ``loss[a, y]`` is the loss of action ``a`` when the label is ``y``.
+    loss : LossMatrix or array-like of shape (l, k), or Entropy
+        ``loss[a, y]`` is the loss of action ``a`` when the label is ``y``.  A generalised entropy
+        (:func:`advgame.losses.brier`, ``log``, ``quadratic``) gives an :class:`EntropyGame`.
 
     Attributes
     ----------
@@ -90,6 +93,11 @@ class Game:
     >>> g.fast_path
     'zero_one'
     """
+
+    def __new__(cls, loss=None):
+        if cls is Game and isinstance(loss, Entropy):
+            return super().__new__(EntropyGame)
+        return super().__new__(cls)
 
     def __init__(self, loss):
         self.loss = as_loss_matrix(loss)
@@ -263,3 +271,162 @@ class Game:
         v = cp.Variable(name="v")
         constraints = [self.loss.matrix @ q >= v, cp.sum(q) == 1]
         return cp.Problem(cp.Maximize(v + F[0] @ q), constraints)
+
+
+class EntropyGame(Game):
+    r"""The game of a smooth generalised entropy (seed 001 Eq. 20): ``F(f) = max_q H(q) + f^T q``.
+
+    Built by ``ag.Game(entropy)``.  ``value`` is ``F``, ``adversary`` is ``∇F`` (the worst-case
+    conditional, seed 001 Eq. 22) and ``predictor`` is its Bayes act: the distribution itself for
+    Brier and log (Eq. 9, 13), the conditional mean for the quadratic loss (Eq. 11).  ``surrogate``
+    is ``F(f) - theta(y)^T f`` with the one-hot ``theta`` (so ``f_y``) for classification and
+    ``theta(y) = y`` (a real target) for the quadratic loss.  Methods: ``closed_form`` (seed 001
+    Eq. 28, 35/73, 32-33) and ``cvxpy``, the exact program ``max_q H(q) + f^T q`` (a QP for Brier
+    and quadratic, an exponential-cone program for log) solved by Clarabel, for reference.
+
+    Examples
+    --------
+    >>> import advgame as ag
+    >>> g = ag.Game(ag.losses.brier(3))
+    >>> g.adversary([2.0, 0.0, 0.0]).round(3)   # projection of f / 2 onto the simplex
+    array([1., 0., 0.])
+    """
+
+    def __init__(self, loss):
+        if not isinstance(loss, Entropy):
+            raise TypeError(f"EntropyGame needs an Entropy; got {type(loss).__name__}.")
+        self.loss = loss
+        self.structure = None
+
+    def __getstate__(self):
+        return {"loss": self.loss}
+
+    def __repr__(self):
+        return f"Game({self.loss.kind} entropy, {self.n_labels} potentials)"
+
+    @property
+    def n_labels(self):
+        return self.loss.n_labels
+
+    @property
+    def n_actions(self):
+        return self.loss.n_labels
+
+    @property
+    def fast_path(self):
+        """The entropy's closed form (``'brier'``, ``'log'`` or ``'quadratic'``)."""
+        return self.loss.kind
+
+    def _resolve(self, method):
+        if method not in ENTROPY_METHODS:
+            raise ValueError(
+                f"method must be one of {ENTROPY_METHODS} for an entropy game; got {method!r}."
+            )
+        return "closed_form" if method == "auto" else method
+
+    def _solve_adversary(self, F, method):
+        if self._resolve(method) == "closed_form":
+            kind = self.loss.kind
+            if kind == "quadratic":
+                return closed_forms.quadratic(F, self.loss.rho)
+            return getattr(closed_forms, kind)(F)
+        return self._solve_program(F)
+
+    def _solve_program(self, F):
+        import cvxpy as cp
+
+        problem, q = self._program(F)
+        problem.solve(solver=cp.CLARABEL)
+        if problem.status != cp.OPTIMAL:
+            raise SolverError(f"the {self.loss.kind} entropy program ended with {problem.status}.")
+        Q = np.asarray(q.value, dtype=float).reshape(F.shape)
+        if self.loss.kind == "quadratic":
+            value = self._quadratic_constant() - Q[:, 0] ** 2 + F[:, 0] * Q[:, 0]
+        else:
+            Q = np.clip(Q, 0.0, None)
+            Q /= Q.sum(axis=1, keepdims=True)
+            value = self._entropy(Q) + np.einsum("ij,ij->i", F, Q)
+        return value, Q
+
+    def _quadratic_constant(self):
+        return 0.0 if self.loss.rho is None else self.loss.rho**2
+
+    def _entropy(self, Q):
+        if self.loss.kind == "brier":
+            return 1.0 - np.einsum("ij,ij->i", Q, Q)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return -np.sum(np.where(Q > 0, Q * np.log(Q), 0.0), axis=1)
+
+    def _program(self, F):
+        import cvxpy as cp
+
+        n, k = F.shape
+        if self.loss.kind == "quadratic":
+            m = cp.Variable(n, name="mean")
+            rho = self.loss.rho
+            constraints = [] if rho is None else [cp.abs(m) <= rho]
+            objective = cp.sum(cp.multiply(F[:, 0], m) - cp.square(m))
+            return cp.Problem(cp.Maximize(objective), constraints), m
+        q = cp.Variable((n, k), nonneg=True, name="q")
+        entropy = -cp.sum_squares(q) if self.loss.kind == "brier" else cp.sum(cp.entr(q))
+        problem = cp.Problem(
+            cp.Maximize(entropy + cp.sum(cp.multiply(F, q))), [cp.sum(q, axis=1) == 1]
+        )
+        return problem, q
+
+    def _predictor(self, F, method):
+        return self._solve_adversary(F, method)[1]
+
+    def program(self, f):
+        """The exact program ``max_q H(q) + f^T q`` for one potential vector, as a cvxpy Problem.
+
+        After ``problem.solve()``, ``problem.var_dict`` holds the maximiser (``'q'``, or ``'mean'``
+        for the quadratic loss); ``problem.value`` is ``F(f)`` minus the constant ``1`` (Brier) or
+        ``rho^2`` (quadratic), which the program leaves out.
+        """
+        F, single = as_potentials(f, self.n_labels, name="f")
+        if not single:
+            raise ValueError(
+                f"f must be one potential vector of shape ({self.n_labels},); got {F.shape}."
+            )
+        return self._program(F)[0]
+
+    def surrogate(self, F, y, method="auto"):
+        r"""``F(f) - theta(y)^T f``: ``f_y`` for labels, ``y f`` for the real quadratic target."""
+        F, single = as_potentials(F, self.n_labels)
+        value = self._solve_adversary(F, method)[0]
+        if self.loss.kind == "quadratic":
+            y = np.asarray(y, dtype=float).reshape(-1)
+            if y.shape != (F.shape[0],) or not np.all(np.isfinite(y)):
+                raise ValueError(
+                    f"y must hold one finite real target per row ({F.shape[0]}); got {y!r}."
+                )
+            loss = value - y * F[:, 0]
+        else:
+            y = as_labels(y, F.shape[0], self.n_labels)
+            loss = value - F[np.arange(F.shape[0]), y]
+        return loss[0] if single else loss
+
+    def predict(self, F, method="auto"):
+        """MAP label of ``∇F`` (ties broken by the larger potential), or the quadratic mean."""
+        F, single = as_potentials(F, self.n_labels)
+        Q = self._predictor(F, method)
+        if self.loss.kind == "quadratic":
+            out = Q[:, 0]
+        else:
+            out = map_label(Q, F)
+        return out[0] if single else out
+
+    def _not_polyhedral(self, *args, **kwargs):
+        raise NotApplicableError(
+            f"the {self.loss.kind} entropy is not polyhedral: it has no vertex table or LP. "
+            "Use method='closed_form' or 'cvxpy', or EntropyGame.program(f)."
+        )
+
+    extreme_points = vertex_table = lp = _not_polyhedral
+
+
+def map_label(Q, F):
+    """``argmax_j Q_j`` per row, ties (within 1e-12) broken by the larger potential ``F_j``."""
+    best = Q >= Q.max(axis=1, keepdims=True) - 1e-12
+    return np.argmax(np.where(best, F, -np.inf), axis=1)

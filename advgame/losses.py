@@ -28,6 +28,10 @@ __all__ = [
     "squared",
     "abstain",
     "as_loss_matrix",
+    "Entropy",
+    "brier",
+    "log",
+    "quadratic",
 ]
 
 #: Relative tolerance of structure recognition: ``max |L - c T| <= STRUCTURE_RTOL * max(c T)``.
@@ -339,3 +343,57 @@ def abstain(k, alpha=0.5, weight=1.0):
 def as_loss_matrix(loss):
     """Accept a :class:`LossMatrix` or a plain array (converted with validation)."""
     return loss if isinstance(loss, LossMatrix) else LossMatrix(loss)
+
+
+# ------------------------------------------------------------------- generalised entropies
+@dataclass(frozen=True)
+class Entropy:
+    r"""A smooth generalised entropy ``H`` (seed 001 §2.2): the game ``F(f) = max_q H(q) + f^T q``.
+
+    ``ag.Game(entropy)`` solves it like a loss-matrix game (DESIGN §2: both are Fenchel-Young
+    losses): ``value`` is ``F``, ``adversary`` is ``∇F`` (seed 001 Eq. 22: the worst-case
+    conditional ``E[theta(Y) | x]``) and the predictor is the Bayes act of that conditional.
+    The polyhedral entropy of the 0-1 loss, ``1 - max_j q_j``, is the loss matrix
+    :func:`zero_one` (its ``H_L``), so it needs no entry here.
+
+    Attributes
+    ----------
+    kind : {'brier', 'log', 'quadratic'}
+    n_labels : int
+        Length of a potential vector (``k`` labels; 1 for the real-valued quadratic target).
+    rho : float or None
+        ``quadratic`` only: the second-moment bound ``E[Y^2] <= rho^2`` (None: large enough).
+    """
+
+    kind: str
+    n_labels: int
+    rho: float | None = None
+
+    @property
+    def formula(self):
+        """The entropy and its domain, for reports."""
+        return {
+            "brier": "H(q) = 1 - ||q||^2 on the simplex",
+            "log": "H(q) = -sum_j q_j log q_j on the simplex",
+            "quadratic": f"H(P) = Var(Y) with E[Y^2] <= rho^2 (rho = {self.rho})",
+        }[self.kind]
+
+
+def brier(k):
+    """Brier entropy ``1 - ||q||^2`` (seed 001 §2.2.4, §3.4): the minimax Brier classifier."""
+    return Entropy("brier", _check_k(k))
+
+
+def log(k):
+    """Shannon entropy (seed 001 §2.2.1, §3.1): multinomial logistic regression."""
+    return Entropy("log", _check_k(k))
+
+
+def quadratic(rho=None):
+    """Quadratic loss on a real target with ``E[Y^2] <= rho^2`` (seed 001 §3.3, Eq. 32).
+
+    ``rho=None`` means large enough: ``F(z) = z^2 / 4`` and least squares.
+    """
+    if rho is not None:
+        rho = check_real("rho (second-moment bound)", rho, low=0, strict=True)
+    return Entropy("quadratic", 1, rho)

@@ -64,10 +64,10 @@ class SurrogateObjective:
         value, Q = self.game.value_and_adversary(F, self.method)
         rows = np.arange(y.size)
         loss = weights @ (value - F[rows, y])
-        G = weights[:, None] * Q
-        G[rows, y] -= weights
+        Q *= weights[:, None]  # Q is a fresh array: turn it into the loss gradient in place
+        Q[rows, y] -= weights
         objective = loss + self.uncertainty.penalty(theta, self.fmap)
-        return objective, operator.adjoint(G) + self.uncertainty.subgradient(theta, self.fmap)
+        return objective, operator.adjoint(Q) + self.uncertainty.subgradient(theta, self.fmap)
 
 
 @dataclass
@@ -82,13 +82,18 @@ class TrainingResult:
 
 
 def fit_lbfgs(objective, theta0, max_iter=1000, tol=1e-6, memory=20):
-    """Minimise ``objective`` (returning value and subgradient) with scipy's L-BFGS-B."""
+    """Minimise ``objective`` (returning value and subgradient) with scipy's L-BFGS-B.
+
+    Stops when one iteration lowers the objective by less than ``tol`` relative to
+    ``max(|J|, 1)`` or the projected subgradient is below ``tol``.  At a kink of the piecewise-
+    linear surrogate neither says the point is optimal, hence the result is uncertified.
+    """
     result = minimize(
         objective,
         theta0,
         jac=True,
         method="L-BFGS-B",
-        options={"maxiter": max_iter, "maxcor": memory, "ftol": tol * 1e-3, "gtol": tol},
+        options={"maxiter": max_iter, "maxcor": memory, "ftol": tol, "gtol": tol},
     )
     return TrainingResult(result.x, float(result.fun), int(result.nit), str(result.message))
 

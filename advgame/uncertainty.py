@@ -21,7 +21,15 @@ import scipy.sparse as sp
 
 from ._validation import check_real
 
-__all__ = ["UncertaintySet", "Exact", "NormBall", "SoftMoments", "as_uncertainty"]
+__all__ = [
+    "UncertaintySet",
+    "Exact",
+    "NormBall",
+    "SoftMoments",
+    "MomentBalls",
+    "MOMENT_NORMS",
+    "as_uncertainty",
+]
 
 
 class UncertaintySet:
@@ -123,7 +131,7 @@ class NormBall(UncertaintySet):
             return self.radius * np.max(np.abs(theta))
         if self.norm == np.inf:
             return self.radius * np.sum(np.abs(theta))
-        z = fmap.norm_factor() @ theta
+        z = fmap.apply_norm_factor(theta)
         if self.norm == 2:
             return self.radius * np.linalg.norm(z)
         return self.radius * sum(np.linalg.norm(theta[b]) for b in fmap.blocks())
@@ -138,10 +146,11 @@ class NormBall(UncertaintySet):
         if self.norm == np.inf:
             return self.radius * np.sign(theta)
         if self.norm == 2:
-            G = fmap.norm_factor()
-            z = G @ theta
+            z = fmap.apply_norm_factor(theta)
             norm = np.linalg.norm(z)
-            return self.radius * (G.T @ z) / norm if norm > 0 else np.zeros_like(theta)
+            if norm == 0:
+                return np.zeros_like(theta)
+            return self.radius * fmap.apply_norm_factor(z, transpose=True) / norm
         g = np.zeros_like(theta)
         for b in fmap.blocks():
             norm = np.linalg.norm(theta[b])
@@ -197,12 +206,11 @@ class SoftMoments(UncertaintySet):
         return f"({self.lam:g} / 2) * ||theta||_2^2"
 
     def penalty(self, theta, fmap):
-        z = fmap.norm_factor() @ theta
+        z = fmap.apply_norm_factor(theta)
         return 0.5 * self.lam * float(z @ z)
 
     def subgradient(self, theta, fmap):
-        G = fmap.norm_factor()
-        return self.lam * (G.T @ (G @ theta))
+        return self.lam * fmap.apply_norm_factor(fmap.apply_norm_factor(theta), transpose=True)
 
     def add_to_program(self, program, theta, fmap):
         program.add_quadratic(theta, np.sqrt(self.lam) * fmap.norm_factor())
@@ -227,3 +235,215 @@ def as_uncertainty(uncertainty, strength=None):
         "uncertainty must be an UncertaintySet or one of 'exact', 'soft', 'l1', 'l2', 'linf', "
         f"'group'; got {uncertainty!r}."
     )
+
+
+# ------------------------------------------------------------ seed 001: one moment ball per row
+#: Moment norms of :class:`MomentBalls` and the dual norm each puts on a row ``A_i``.
+MOMENT_NORMS = {1: "linf", 2: "l2", "inf": "l1", "group": "group l2", "l1inf": "l1,inf"}
+
+
+def _project_l1_ball(V, radius):
+    """Euclidean projection of each row of ``V`` onto ``{||v||_1 <= radius_row}`` (sort-based)."""
+    radius = np.broadcast_to(radius, V.shape[:1]).astype(float)
+    A = np.abs(V)
+    outside = A.sum(axis=1) > radius
+    if not outside.any():
+        return V.copy()
+    descending = -np.sort(-A[outside], axis=1)
+    sizes = np.arange(1, V.shape[1] + 1)
+    levels = (np.cumsum(descending, axis=1) - radius[outside, None]) / sizes
+    count = np.count_nonzero(descending > levels, axis=1)
+    level = levels[np.arange(count.size), count - 1]
+    out = V.copy()
+    out[outside] = np.sign(V[outside]) * np.maximum(A[outside] - level[:, None], 0.0)
+    return out
+
+
+def _shrink_blocks(V, threshold):
+    """Block soft-thresholding ``v max(0, 1 - t / ||v||)`` of each row (prox of ``t ||.||_2``)."""
+    norms = np.linalg.norm(V, axis=1, keepdims=True)
+    scale = np.maximum(0.0, 1.0 - threshold[:, None] / np.where(norms > 0, norms, 1.0))
+    return V * scale
+
+
+class MomentBalls:
+    r"""Seed 001's uncertainty set: one moment ball per row of ``A`` (Eq. 19, 34, 43; Theorem 3, 5).
+
+    For ``t`` encoded targets ``theta_i(Y)`` and features ``X`` the adversary keeps
+    ``||E_P[theta_i(Y) X] - E_Q[theta_i(Y) X]|| <= eps_i`` for each ``i``.  By Theorem 3 this adds
+    ``sum_i eps_i ||A_i||_*`` to the dual, where ``A_i`` (row ``i`` of the ``t x d`` weights)
+    pairs with row ``i``'s moments:
+
+    ============  ==========================================  ==================================
+    ``norm``      moment ball                                 penalty on the weights ``W``
+    ============  ==========================================  ==================================
+    ``'inf'``     ``||.||_inf <= eps_i``                      ``sum_i eps_i ||W_i||_1`` (lasso)
+    ``2``         ``||.||_2 <= eps_i``                        ``sum_i eps_i ||W_i||_2``
+    ``1``         ``||.||_1 <= eps_i``                        ``sum_i eps_i ||W_i||_inf``
+    ``'group'``   ``||.||_2 <= eps_g`` on each feature group  ``sum_i sum_g eps_g ||W_{i,g}||_2``
+                  (Eq. 34)                                    (group lasso)
+    ``'l1inf'``   ``sum_i |.|_{i,j} <= eps`` per feature ``j``  ``eps sum_j max_i |W_ij|``
+                                                              (Eq. 43, robust feature selection)
+    ============  ==========================================  ==================================
+
+    ``squared=True`` uses ``sum_i lam_i ||W_i||_*^2`` instead (Theorem 5's strongly convex
+    regulariser; ``norm=2`` gives ridge).  Intercepts are not in ``W``: the class marginals are
+    matched exactly.
+
+    Parameters
+    ----------
+    radius : float or array-like
+        ``eps`` (or ``lam``): a scalar; one per row ``i`` (norms 1, 2, 'inf'); one per group.
+    norm : {1, 2, 'inf', 'group', 'l1inf'}
+    squared : bool
+    groups : array-like of shape (d,) or None
+        Group label of each feature (``norm='group'``).
+    """
+
+    def __init__(self, radius, norm=2, squared=False, groups=None):
+        if isinstance(norm, float) and norm == np.inf:
+            norm = "inf"
+        if isinstance(norm, bool) or norm not in MOMENT_NORMS:
+            raise ValueError(
+                f"norm must be one of {list(MOMENT_NORMS)} (the moment-ball norm); got {norm!r}."
+            )
+        if squared and norm not in (1, 2, "inf"):
+            raise ValueError("squared=True (Theorem 5) is defined for norm in (1, 2, 'inf').")
+        radius = np.asarray(radius, dtype=float)
+        if radius.ndim > 1 or not np.all(np.isfinite(radius)) or np.any(radius < 0):
+            raise ValueError(
+                f"radius must be a finite non-negative scalar or 1-D array; got {radius!r}."
+            )
+        if norm == "group" and groups is None:
+            raise ValueError("norm='group' needs groups: a group label for each feature.")
+        self.radius, self.norm, self.squared = radius, norm, bool(squared)
+        self.groups = None if groups is None else np.asarray(groups)
+
+    def bind(self, n_rows, n_features):
+        """Check the radii and groups against ``W``'s shape ``(t, d)``; returns ``self``."""
+        if self.norm == "group":
+            if self.groups.shape != (n_features,):
+                raise ValueError(
+                    f"groups must give one label per feature ({n_features}); got shape "
+                    f"{self.groups.shape}."
+                )
+            labels, self._group_index = np.unique(self.groups, return_inverse=True)
+            expected, what = labels.size, "group"
+        elif self.norm == "l1inf":
+            expected, what = 1, "(single) ball"
+        else:
+            expected, what = n_rows, "row (class)"
+        if self.radius.ndim == 1 and self.radius.size != expected:
+            raise ValueError(
+                f"radius must be a scalar or hold one value per {what} ({expected}); got "
+                f"{self.radius.size} values."
+            )
+        self._eps = np.broadcast_to(self.radius, (expected,)).astype(float)
+        return self
+
+    @property
+    def smooth(self):
+        """Whether the penalty is differentiable everywhere (ridge, or no penalty)."""
+        return (self.squared and self.norm == 2) or not np.any(self._eps)
+
+    @property
+    def polyhedral(self):
+        """Whether the penalty is LP-representable (so a 0-1 model compiles to an LP)."""
+        return (self.norm in (1, "inf", "l1inf") and not self.squared) or not np.any(self._eps)
+
+    def _blocks(self, W):
+        """``(t * n_groups, ...)`` blocks of ``W`` for the group norm, with their radii."""
+        return [(W[:, self._group_index == g], eps) for g, eps in enumerate(self._eps)]
+
+    def row_norms(self, W):
+        """The dual norm of each row (or of each feature column for ``l1inf``)."""
+        if self.norm == "inf":
+            return np.abs(W).sum(axis=1)
+        if self.norm == 2:
+            return np.linalg.norm(W, axis=1)
+        if self.norm == 1:
+            return np.abs(W).max(axis=1)
+        if self.norm == "l1inf":
+            return np.abs(W).max(axis=0)
+        return np.stack([np.linalg.norm(B, axis=1) for B, _ in self._blocks(W)])
+
+    def penalty(self, W):
+        r"""``sum_i eps_i ||W_i||_*`` (or the squared / group / l1inf variant)."""
+        norms = self.row_norms(W)
+        if self.norm == "group":
+            return float(self._eps @ norms.sum(axis=1))
+        if self.norm == "l1inf":
+            return float(self._eps[0] * norms.sum())
+        return float(self._eps @ (norms**2 if self.squared else norms))
+
+    def subgradient(self, W):
+        """A subgradient of :meth:`penalty` with respect to ``W``."""
+        eps = self._eps
+        if self.norm == "inf":
+            G = np.sign(W) * (2 * np.abs(W).sum(axis=1, keepdims=True) if self.squared else 1.0)
+            return eps[:, None] * G
+        if self.norm == 2:
+            if self.squared:
+                return 2 * eps[:, None] * W
+            norms = np.linalg.norm(W, axis=1, keepdims=True)
+            return eps[:, None] * W / np.where(norms > 0, norms, 1.0)
+        if self.norm in (1, "l1inf"):
+            axis = 1 if self.norm == 1 else 0
+            top = np.argmax(np.abs(W), axis=axis)
+            G = np.zeros_like(W)
+            if axis == 1:
+                rows = np.arange(W.shape[0])
+                G[rows, top] = np.sign(W[rows, top])
+                scale = 2 * np.abs(W).max(axis=1) if self.squared else 1.0
+                return (eps * scale)[:, None] * G
+            cols = np.arange(W.shape[1])
+            G[top, cols] = np.sign(W[top, cols])
+            return eps[0] * G
+        G = np.zeros_like(W)
+        for g, eps_g in enumerate(eps):
+            B = W[:, self._group_index == g]
+            norms = np.linalg.norm(B, axis=1, keepdims=True)
+            G[:, self._group_index == g] = eps_g * B / np.where(norms > 0, norms, 1.0)
+        return G
+
+    def prox(self, W, step):
+        """``argmin_V penalty(V) + ||V - W||^2 / (2 step)`` (None when not implemented: the
+        squared l1 / linf variants, which the solvers then treat by subgradients)."""
+        eps = step * self._eps
+        if self.squared:
+            return W / (1 + 2 * eps[:, None]) if self.norm == 2 else None
+        if self.norm == "inf":
+            return np.sign(W) * np.maximum(np.abs(W) - eps[:, None], 0.0)
+        if self.norm == 2:
+            return _shrink_blocks(W, eps)
+        if self.norm == 1:  # Moreau: prox of t||.||_inf is v - projection onto the t-l1-ball
+            return W - _project_l1_ball(W, eps)
+        if self.norm == "l1inf":
+            return (W.T - _project_l1_ball(W.T, eps[0])).T
+        out = W.copy()
+        for g, eps_g in enumerate(eps):
+            columns = self._group_index == g
+            out[:, columns] = _shrink_blocks(W[:, columns], np.full(W.shape[0], eps_g))
+        return out
+
+    def cvxpy(self, W):
+        """The penalty as a cvxpy expression of the variable ``W`` (the compiler's piece)."""
+        import cvxpy as cp
+
+        eps = self._eps
+        if self.norm == "group":
+            return sum(
+                eps_g * cp.sum(cp.norm(W[:, np.flatnonzero(self._group_index == g)], 2, axis=1))
+                for g, eps_g in enumerate(eps)
+            )
+        if self.norm == "l1inf":
+            return eps[0] * cp.sum(cp.max(cp.abs(W), axis=0))
+        p = {"inf": 1, 2: 2, 1: "inf"}[self.norm]
+        norms = cp.hstack([cp.norm(W[i, :], p) for i in range(W.shape[0])])
+        if self.squared:
+            return eps @ cp.square(norms) if self.norm != 2 else eps @ cp.sum(cp.square(W), axis=1)
+        return eps @ norms
+
+    def __repr__(self):
+        extra = ", squared=True" if self.squared else ""
+        return f"MomentBalls(radius={self.radius.tolist()}, norm={self.norm!r}{extra})"

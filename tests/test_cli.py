@@ -224,3 +224,16 @@ def test_bench_train_quick_writes_json(tmp_path, capsys):
             assert r[f"{label} fit s"] > 0 and 0.5 < r[f"{label} accuracy"] <= 1.0
         assert r["eval / GEMMs"] > 0
     assert "fit/LR" in capsys.readouterr().out
+
+
+def test_bench_minimax_quick_writes_json(tmp_path, capsys):
+    out = tmp_path / "minimax.json"
+    assert main(["bench", "minimax", "--quick", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "mmSVM" in printed and "paper" in printed
+    records = json.loads(out.read_text())["records"]
+    assert [r["problem"] for r in records] == ["synthetic 200x2000", "breast cancer"]
+    for record in records:
+        for model in ("mmSVM", "mmBC", "mmRBC", "LinearSVC", "LogisticRegression"):
+            assert 0.0 <= record[model][0] <= 100.0
+    assert records[1]["mmBC"][0] < 15.0  # breast cancer is easy for every linear model

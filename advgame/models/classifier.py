@@ -79,7 +79,9 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
     max_iter : int, default=1000
         L-BFGS iterations, or epochs of ``subgradient`` / ``pegasos``.
     tol : float, default=1e-6
-        L-BFGS tolerance and the relative certified gap at which refinement stops.
+        L-BFGS stops when an iteration lowers the objective by less than ``tol`` (relative to
+        ``max(|objective|, 1)``); cutting-plane refinement stops at a certified relative gap of
+        ``tol``.
     certify : {'auto', True, False}, default='auto'
         For ``lbfgs``: refine and certify by cutting planes.  ``auto`` does so when
         ``n_samples * n_params <= 200,000`` (the master program grows with both); otherwise

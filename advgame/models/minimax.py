@@ -1,0 +1,509 @@
+r"""Seed 001's minimax models: ``MinimaxClassifier``, ``MinimaxRegressor``, robust feature selection.
+
+Theorem 3 turns the maximum conditional entropy problem over the moment set ``Gamma(Q)`` (Eq. 19)
+into a regularised generalised linear model (Eq. 21):
+
+.. math::  \min_A \; \sum_i w_i \big[F(A x_i) - \theta(y_i)^\top A x_i\big]
+           + \sum_{r} \epsilon_r \|A_r\|_*,
+
+with ``F`` the conjugate of the loss's generalised entropy (:class:`advgame.Game` of
+``losses.zero_one`` (minimax SVM, Eq. 29), ``losses.brier`` (Eq. 35), ``losses.log`` (Eq. 28) or
+``losses.quadratic`` (Eq. 32)), the one-hot encoding ``theta(Y)`` of the first ``t = K - 1``
+classes (the last class is pinned at potential 0) or ``theta(Y) = Y`` for regression, and the
+penalty of :class:`advgame.uncertainty.MomentBalls`.  Prediction applies the Bayes rule to the
+worst-case conditional ``∇F(A x)`` (Eq. 22).
+
+Two solvers reach the same optimum: ``compile`` builds the exact convex program in cvxpy (an LP
+for the 0-1 loss with a polyhedral penalty, solved by HiGHS; otherwise Clarabel) and ``fast``
+runs accelerated proximal gradient (FISTA with restarts) when the loss is smooth and the penalty
+has a prox, L-BFGS otherwise (subgradients for the non-smooth 0-1 loss; such a result is
+reported as approximate in ``converged_``).
+"""
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .. import losses
+from ..exceptions import SolverError
+from ..game import Game, map_label
+from ..solvers import fit_lbfgs
+from ..uncertainty import MomentBalls
+
+__all__ = ["MinimaxClassifier", "MinimaxRegressor", "FeatureSelection", "robust_feature_selection"]
+
+_CLASSIFIER_LOSSES = ("zero_one", "brier", "log")
+_SOLVERS = ("auto", "compile", "fast")
+#: ``solver='auto'`` compiles a 0-1 model (non-smooth: the fast solver is approximate) up to
+#: this many game rows ``n * K``.
+AUTO_COMPILE_ROWS = 5_000
+#: Clarabel's gap and feasibility tolerances are ``min(tol, CLARABEL_TOL)`` (its default).
+CLARABEL_TOL = 1e-8
+
+
+class _MinimaxModel(BaseEstimator):
+    """Shared fitting machinery; subclasses define the game, the encoding and prediction."""
+
+    # ----------------------------------------------------------------------- configuration
+    def _check_params(self):
+        for name in ("max_iter",):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
+        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol <= 0:
+            raise ValueError(f"tol must be a finite positive number; got {self.tol!r}.")
+        if self.solver not in _SOLVERS:
+            raise ValueError(f"solver must be one of {_SOLVERS}; got {self.solver!r}.")
+
+    def _balls(self, t, d, total_weight):
+        radius = self.radius
+        if radius is None:  # the 1/sqrt(n) scale of Theorem 4's bound (1/n for Theorem 5)
+            radius = 1.0 / total_weight if self.squared else 1.0 / np.sqrt(total_weight)
+        return MomentBalls(radius, self.norm, self.squared, self.groups).bind(t, d)
+
+    def _design(self, X):
+        return np.hstack([X, np.ones((X.shape[0], 1))]) if self.fit_intercept else X
+
+    # -------------------------------------------------------------------------- objective
+    def _smooth_part(self, A, X1, Theta, w):
+        """``sum_i w_i [F(f_i) - theta(y_i)^T f_i]`` and its (sub)gradient in ``A``."""
+        Z = X1 @ A.T
+        F = self._full_potentials(Z)
+        value, Q = self.game_.value_and_adversary(F)
+        loss = w @ (value - np.einsum("ij,ij->i", Theta, F))
+        G = (w[:, None] * (Q - Theta))[:, : A.shape[0]]
+        return float(loss), G.T @ X1
+
+    def _objective(self, A, X1, Theta, w, balls):
+        loss, grad = self._smooth_part(A, X1, Theta, w)
+        d = self.n_features_in_
+        grad[:, :d] += balls.subgradient(A[:, :d])
+        return loss + balls.penalty(A[:, :d]), grad
+
+    # ---------------------------------------------------------------------------- fitting
+    def _fit(self, X, Theta, sample_weight, t):
+        d = self.n_features_in_
+        X1 = self._design(X)
+        w = sample_weight / sample_weight.sum()
+        balls = self._balls(t, d, sample_weight.sum())
+        self.uncertainty_ = balls
+        solver = self.solver
+        if solver == "auto":
+            nonsmooth = self.game_.structure is not None  # the 0-1 loss matrix game
+            solver = (
+                "compile" if nonsmooth and X.shape[0] * (t + 1) <= AUTO_COMPILE_ROWS else "fast"
+            )
+        A0 = np.zeros((t, X1.shape[1]))
+        if getattr(self, "warm_start", False) and getattr(self, "A_", None) is not None:
+            if self.A_.shape == A0.shape:
+                A0 = self.A_.copy()
+        if solver == "compile":
+            A, message = self._compile(X1, Theta, w, balls)
+            n_iter = 1
+        else:
+            A, n_iter, message = self._fast(A0, X1, Theta, w, balls)
+        self.A_ = A
+        self.objective_ = self._objective(A, X1, Theta, w, balls)[0]
+        if not (np.all(np.isfinite(A)) and np.isfinite(self.objective_)):
+            raise SolverError(
+                f"the {solver} solver diverged (objective {self.objective_:g}): the program is "
+                "unbounded; give a positive radius."
+            )
+        self.n_iter_, self.converged_, self.solver_ = n_iter, message, solver
+        return self
+
+    def _fast(self, A0, X1, Theta, w, balls):
+        shape = A0.shape
+        smooth_loss = self.game_.structure is None
+        has_prox = balls.prox(A0[:, : self.n_features_in_], 1.0) is not None
+        if smooth_loss and not balls.smooth and has_prox:
+            return self._fista(A0, X1, Theta, w, balls)
+
+        def objective(a):
+            value, grad = self._objective(a.reshape(shape), X1, Theta, w, balls)
+            return value, grad.ravel()
+
+        result = fit_lbfgs(objective, A0.ravel(), self.max_iter, self.tol)
+        exact = smooth_loss and balls.smooth
+        message = ("L-BFGS: " if exact else "approximate (non-smooth) L-BFGS: ") + result.message
+        return result.theta.reshape(shape), result.n_iter, message
+
+    def _fista(self, A, X1, Theta, w, balls):
+        """Accelerated proximal gradient with adaptive restart; step ``1 / L``,
+        ``L = Lip(∇F) * lambda_max(X1^T diag(w) X1)`` with ``Lip(∇F) = 1/2`` for Brier, log and
+        quadratic (seed 001 Eq. 28, 33, 35 are 1/2-Lipschitz in the potentials)."""
+        d = self.n_features_in_
+        S = np.sqrt(w)[:, None] * X1
+        gram = S @ S.T if S.shape[0] <= S.shape[1] else S.T @ S
+        step = 1.0 / max(0.5 * np.linalg.eigvalsh(gram)[-1], 1e-12)
+        Y, momentum = A.copy(), 1.0
+        for iteration in range(1, self.max_iter + 1):
+            grad = self._smooth_part(Y, X1, Theta, w)[1]
+            new = Y - step * grad
+            new[:, :d] = balls.prox(new[:, :d], step)
+            change = new - A
+            if np.sum((Y - new) * change) > 0:  # objective would go up: restart the momentum
+                momentum = 1.0
+            following = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * momentum**2))
+            Y = new + ((momentum - 1.0) / following) * change
+            momentum, A = following, new
+            if np.max(np.abs(change)) <= self.tol * max(1.0, np.max(np.abs(A))):
+                return A, iteration, "FISTA: converged"
+        return A, self.max_iter, "FISTA: max_iter reached"
+
+    def _compile(self, X1, Theta, w, balls):
+        import cvxpy as cp
+
+        t, d = Theta.shape[1] - 1 if self._pinned else 1, self.n_features_in_
+        A = cp.Variable((t, X1.shape[1]), name="A")
+        Z = X1 @ A.T
+        value, constraints = self._cvxpy_value(Z)
+        F = cp.hstack([Z, np.zeros((X1.shape[0], 1))]) if self._pinned else Z
+        fit = w @ (value - cp.sum(cp.multiply(Theta, F), axis=1))
+        problem = cp.Problem(cp.Minimize(fit + balls.cvxpy(A[:, :d])), constraints)
+        linear = self.game_.structure is not None and balls.polyhedral
+        accuracy = min(self.tol, CLARABEL_TOL)
+        options = {} if linear else {f"tol_{k}": accuracy for k in ("gap_abs", "gap_rel", "feas")}
+        try:
+            problem.solve(solver=cp.HIGHS if linear else cp.CLARABEL, **options)
+        except cp.error.SolverError as exc:
+            raise SolverError(f"the compiled minimax program failed: {exc}") from exc
+        if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            raise SolverError(
+                f"the compiled minimax program ended with status {problem.status!r}; "
+                "it is unbounded when the radius is 0 on separable data, or (regression) when rho is "
+                "small next to the targets."
+            )
+        self.program_ = problem
+        return np.asarray(A.value, dtype=float), f"compiled ({problem.status})"
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("program_", None)  # a solved cvxpy Problem holds unpicklable solver caches
+        return state
+
+
+class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
+    r"""Robust Bayes classifier of seed 001 (minimax SVM, minimax Brier, logistic regression).
+
+    Parameters
+    ----------
+    loss : {'zero_one', 'brier', 'log'}, default='zero_one'
+        ``zero_one``: the minimax SVM (Eq. 29-31); ``brier``: the minimax Brier classifier
+        (Eq. 35-36); ``log``: multinomial logistic regression (Eq. 28).
+    radius : float, array-like or None, default=None
+        ``eps_i`` of the moment balls (one per class ``classes_[:-1]``, per group for
+        ``norm='group'``), or ``lam_i`` with ``squared=True``.  None: ``1 / sqrt(sum w)``
+        (``1 / sum w`` when squared).
+    norm : {2, 1, 'inf', 'group', 'l1inf'}, default=2
+        The moment-ball norm; the penalty is its dual norm (see
+        :class:`advgame.uncertainty.MomentBalls`).
+    squared : bool, default=False
+        Theorem 5's ``sum_i lam_i ||A_i||_*^2`` instead of ``sum_i eps_i ||A_i||_*``.
+    groups : array-like of shape (n_features,) or None
+        Feature groups for ``norm='group'``.
+    fit_intercept : bool, default=True
+        Add a constant feature whose moments (the class marginals) are matched exactly.
+    solver : {'auto', 'compile', 'fast'}, default='auto'
+        ``compile``: the exact cvxpy program (``program_``); ``fast``: FISTA / L-BFGS.  ``auto``
+        compiles the non-smooth 0-1 model up to 5,000 game rows and is ``fast`` otherwise.
+    max_iter : int, default=1000
+    tol : float, default=1e-6
+    warm_start : bool, default=False
+        Start the fast solver from the previous ``A_`` (radius paths).
+    randomized : bool, default=False
+        ``loss='brier'`` only: predict with the randomised rule of Theorem 6 (Eq. 38),
+        ``P(class i) = p_i^2 / sum_j p_j^2`` (the minimax randomised Brier classifier, mmRBC).
+    random_state : int, Generator or None
+        Seeds the randomised predictions (an integer seed gives the same draws each call).
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    A_ : ndarray of shape (K - 1, n_features + fit_intercept)
+        The dual variables of the moment constraints (Eq. 21); the last class is pinned at 0.
+    coef_, intercept_ : ndarray
+        ``A_`` split into feature weights ``(K - 1, n_features)`` and intercepts.
+    game_ : Game
+    uncertainty_ : MomentBalls
+    objective_ : float
+        The value of Eq. 21 at ``A_``: the worst-case conditional entropy (Theorem 3).
+    program_ : cvxpy.Problem
+        When compiled (not kept when the estimator is pickled).
+    n_iter_, converged_, solver_
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> import advgame as ag
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> model = make_pipeline(StandardScaler(), ag.MinimaxClassifier(loss="brier"))
+    >>> search = GridSearchCV(model, {"minimaxclassifier__radius": [0.01, 0.1]}, cv=3)
+    >>> search.fit(X, y).best_score_ > 0.9
+    True
+    """
+
+    _pinned = True
+
+    def __init__(
+        self,
+        loss="zero_one",
+        radius=None,
+        norm=2,
+        squared=False,
+        groups=None,
+        fit_intercept=True,
+        solver="auto",
+        max_iter=1000,
+        tol=1e-6,
+        warm_start=False,
+        randomized=False,
+        random_state=None,
+    ):
+        self.loss = loss
+        self.radius = radius
+        self.norm = norm
+        self.squared = squared
+        self.groups = groups
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.max_iter = max_iter
+        self.tol = tol
+        self.warm_start = warm_start
+        self.randomized = randomized
+        self.random_state = random_state
+
+    def _full_potentials(self, Z):
+        return np.hstack([Z, np.zeros((Z.shape[0], 1))])
+
+    def _cvxpy_value(self, Z):
+        r"""``F`` of each row as a cvxpy expression (plus constraints), for the compiler.
+
+        With ``f = (z, 0)``: log-sum-exp; Brier ``1 + min_tau tau + sum_j (f_j - tau)_+^2 / 4``;
+        0-1 ``1 + min {tau : sum_j (f_j - tau)_+ <= 1}`` (the LP duals of Eq. 20).
+        """
+        import cvxpy as cp
+
+        n = Z.shape[0]
+        F = cp.hstack([Z, np.zeros((n, 1))])
+        if self.loss == "log":
+            return cp.log_sum_exp(F, axis=1), []
+        tau = cp.Variable(n, name="tau")
+        excess = cp.pos(F - cp.reshape(tau, (n, 1), order="C") @ np.ones((1, F.shape[1])))
+        if self.loss == "brier":
+            return 1 + tau + cp.sum(cp.square(excess), axis=1) / 4, []
+        return 1 + tau, [cp.sum(excess, axis=1) <= 1]
+
+    def fit(self, X, y, sample_weight=None):
+        """Solve Eq. 21 for ``A`` on ``X`` (n, d), labels ``y``, optional sample weights."""
+        self._check_params()
+        if self.loss not in _CLASSIFIER_LOSSES:
+            raise ValueError(f"loss must be one of {_CLASSIFIER_LOSSES}; got {self.loss!r}.")
+        if self.randomized and self.loss != "brier":
+            raise ValueError("randomized=True is the Brier rule of Theorem 6: use loss='brier'.")
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        K = self.classes_.size
+        if K < 2:
+            raise ValueError(
+                f"y must contain at least 2 classes (K >= 2); got one class: {self.classes_}."
+            )
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
+            raise ValueError("sample_weight must be non-negative with a positive sum.")
+        self.game_ = Game(getattr(losses, self.loss)(K))
+        self._fit(X, np.eye(K)[y_index], sample_weight, K - 1)
+        d = self.n_features_in_
+        self.coef_ = self.A_[:, :d]
+        self.intercept_ = self.A_[:, d] if self.fit_intercept else np.zeros(K - 1)
+        return self
+
+    def _potentials(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._full_potentials(self._design(X) @ self.A_.T)
+
+    def decision_function(self, X):
+        """Potentials ``f = (A x, 0)`` per class; for two classes ``f_1 - f_0`` (shape (n,))."""
+        F = self._potentials(X)
+        return F[:, 1] - F[:, 0] if self.classes_.size == 2 else F
+
+    def predict_proba(self, X):
+        """The worst-case conditional ``∇F(A x)`` over ``classes_`` (seed 001 Eq. 22)."""
+        F = self._potentials(X)
+        return self.game_.adversary(F)
+
+    def predict(self, X):
+        """MAP on ``∇F`` (ties to the larger potential); with ``randomized``, Eq. 38 draws."""
+        F = self._potentials(X)
+        Q = self.game_.adversary(F)
+        if not self.randomized:
+            return self.classes_[map_label(Q, F)]
+        weights = Q**2 / np.sum(Q**2, axis=1, keepdims=True)
+        draws = np.random.default_rng(self.random_state).random(Q.shape[0])
+        index = np.minimum(
+            (np.cumsum(weights, axis=1) < draws[:, None]).sum(axis=1), Q.shape[1] - 1
+        )
+        return self.classes_[index]
+
+
+class MinimaxRegressor(RegressorMixin, _MinimaxModel):
+    r"""Minimax regression under the quadratic loss (seed 001 §3.3, Eq. 32-34).
+
+    ``F`` is the Huber function of Eq. 32 with ``E[Y^2] <= rho^2`` and the prediction is
+    ``F'(a^T x) = clip(a^T x / 2, -rho, rho)``.  With ``rho=None`` (large enough) the model is
+    least squares: for the moment ball ``norm='inf'`` of radius ``eps`` it is the lasso,
+
+    .. math::  \min_a \tfrac1n \sum_i \big[(a^\top x_i)^2/4 - y_i a^\top x_i\big] + \epsilon\|a\|_1
+               = 2 \Big[\tfrac1{2n} \|y - X w\|^2 + \epsilon \|w\|_1\Big] - \overline{y^2},
+               \qquad w = a / 2,
+
+    so ``coef_ = A_ / 2`` equals ``sklearn.linear_model.Lasso(alpha=eps).coef_`` (and ``norm=2``
+    gives the l2-norm penalty ``2 eps ||w||_2``, ``norm='group'`` the group lasso of Eq. 34,
+    ``squared=True`` with ``norm=2`` ridge with ``4 lam ||w||^2``).
+
+    Parameters
+    ----------
+    radius : float, array-like or None, default=None
+        ``eps`` (per group for ``norm='group'``), or ``lam`` with ``squared=True``.  None:
+        ``1 / sqrt(sum w)`` (``1 / sum w`` when squared).
+    norm : {'inf', 1, 2, 'group', 'l1inf'}, default='inf'
+    rho : float or None, default=None
+        Second-moment bound of the target; must be positive.
+    squared, groups, fit_intercept, solver, max_iter, tol, warm_start
+        As in :class:`MinimaxClassifier`.
+
+    Attributes
+    ----------
+    A_ : ndarray of shape (1, n_features + fit_intercept)
+    coef_, intercept_ : the predictor's weights ``A_ / 2`` (exact for ``rho=None``).
+    game_, uncertainty_, objective_, program_, n_iter_, converged_, solver_
+    """
+
+    _pinned = False
+
+    def __init__(
+        self,
+        radius=None,
+        norm="inf",
+        rho=None,
+        squared=False,
+        groups=None,
+        fit_intercept=True,
+        solver="auto",
+        max_iter=1000,
+        tol=1e-6,
+        warm_start=False,
+    ):
+        self.radius = radius
+        self.norm = norm
+        self.rho = rho
+        self.squared = squared
+        self.groups = groups
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.max_iter = max_iter
+        self.tol = tol
+        self.warm_start = warm_start
+
+    def _full_potentials(self, Z):
+        return Z
+
+    def _cvxpy_value(self, Z):
+        import cvxpy as cp
+
+        z = Z[:, 0]
+        if self.rho is None:
+            return cp.square(z) / 4, []
+        return self.rho**2 + cp.huber(z / 2, self.rho), []
+
+    def fit(self, X, y, sample_weight=None):
+        """Solve Eq. 21 with ``theta(Y) = Y`` on ``X`` (n, d) and real targets ``y``."""
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
+            raise ValueError("sample_weight must be non-negative with a positive sum.")
+        self.game_ = Game(losses.quadratic(self.rho))
+        self._fit(X, y[:, None].astype(float), sample_weight, 1)
+        d = self.n_features_in_
+        self.coef_ = self.A_[0, :d] / 2
+        self.intercept_ = self.A_[0, d] / 2 if self.fit_intercept else 0.0
+        return self
+
+    def predict(self, X):
+        """``F'(a^T x)``: the worst-case conditional mean (Eq. 33)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.game_.adversary(self._design(X) @ self.A_.T)[:, 0]
+
+
+# ---------------------------------------------------------------- robust feature selection
+@dataclass
+class FeatureSelection:
+    """Result of :func:`robust_feature_selection`.
+
+    Attributes
+    ----------
+    selected : ndarray of int
+        The chosen feature indices (by decreasing ``max_i |A_ij|``).
+    radius : float
+        The largest radius on the path with at least the target count of features.
+    radii, counts : ndarray
+        The path visited and the number of features in use at each radius.
+    """
+
+    selected: np.ndarray
+    radius: float
+    radii: np.ndarray
+    counts: np.ndarray
+
+
+def robust_feature_selection(estimator, X, y, n_features, n_radii=30, min_ratio=1e-3):
+    r"""Select ``n_features`` features by the ``l_{1,inf}`` relaxation of seed 001 Eq. 39-43.
+
+    Fits ``estimator`` (a :class:`MinimaxClassifier` or :class:`MinimaxRegressor`, cloned with
+    ``norm='l1inf'`` and warm starts) along a geometric radius path from ``r_max`` (where every
+    feature weight is zero) down to ``min_ratio * r_max``, and stops at the first radius that
+    uses at least ``n_features`` features (columns ``j`` with ``max_i |A_ij| > 0``).
+
+    ``r_max = max_j sum_i |G_ij|``: the dual norm of the loss gradient ``G`` at zero weights
+    (intercepts fitted), the smallest ``eps`` for which 0 is optimal.
+    """
+    if not isinstance(n_features, numbers.Integral) or n_features < 1:
+        raise ValueError(f"n_features must be an integer >= 1; got {n_features!r}.")
+    model = clone(estimator).set_params(norm="l1inf", warm_start=True, solver="fast")
+    X = np.asarray(X, dtype=float)
+    if n_features > X.shape[1]:
+        raise ValueError(f"n_features={n_features} exceeds the {X.shape[1]} features of X.")
+    model.set_params(radius=1e6).fit(X, y)  # all weights zero, intercepts fitted
+    Theta = (
+        np.eye(model.classes_.size)[np.searchsorted(model.classes_, y)]
+        if hasattr(model, "classes_")
+        else np.asarray(y, dtype=float)[:, None]
+    )
+    weights = np.full(X.shape[0], 1.0 / X.shape[0])
+    gradient = model._smooth_part(model.A_, model._design(X), Theta, weights)[1]
+    r_max = float(np.abs(gradient[:, : X.shape[1]]).sum(axis=0).max())
+    radii = np.geomspace(r_max, r_max * min_ratio, n_radii)
+    counts = []
+    for radius in radii:
+        W = model.set_params(radius=radius).fit(X, y).A_[:, : X.shape[1]]
+        strength = np.abs(W).max(axis=0)
+        used = strength > 1e-9 * max(1.0, strength.max())
+        counts.append(int(used.sum()))
+        if counts[-1] >= n_features:
+            selected = np.argsort(-strength, kind="stable")[:n_features]
+            return FeatureSelection(selected, float(radius), radii[: len(counts)], np.array(counts))
+    raise SolverError(
+        f"the radius path reached {radii[-1]:.3g} with only {counts[-1]} features in use; "
+        f"lower min_ratio to select {n_features}."
+    )
