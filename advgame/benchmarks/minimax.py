@@ -18,11 +18,9 @@ standardised on each training part).  Paper figures (synthetic): SVM 20.6%, DRC 
 mmSVM 20.0%, mmBC 19.4%.
 """
 
-import json
 import sys
 import warnings
 from datetime import datetime
-from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer
@@ -32,7 +30,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from ..models import MinimaxClassifier
-from .oracle import machine_info
+from .oracle import machine_info, write_results
 
 __all__ = ["run", "synthetic", "PAPER_ERRORS"]
 
@@ -143,9 +141,5 @@ def run(quick=False, out=None, print_fn=print):
     report = format_report(records, meta)
     print_fn(report)
     if out is not None:
-        path = Path(out)
-        if path.suffix == ".json":
-            path.write_text(json.dumps({**meta, "records": records}, indent=2) + "\n")
-        else:
-            path.write_text("```\n" + report + "\n```\n")
+        write_results(out, meta, records, report)
     return records

@@ -259,6 +259,15 @@ def _cpu_name():
     return platform.processor() or "unknown CPU"
 
 
+def write_results(out, meta, records, report):
+    """Write ``out``: ``.json`` (metadata and records) or anything else as a fenced text block."""
+    path = Path(out)
+    if path.suffix == ".json":
+        path.write_text(json.dumps({**meta, "records": records}, indent=2) + "\n")
+    else:
+        path.write_text("```\n" + report + "\n```\n")
+
+
 def machine_info():
     """Platform, CPU, and the versions of the libraries that do the work."""
     return {

@@ -10,12 +10,10 @@ against the two matrix products it needs (``X @ W`` and ``X.T @ G``).  ``--quick
 stratified subsample of 2,000 rows of each problem (for tests; the numbers are not comparable).
 """
 
-import json
 import sys
 import time
 import warnings
 from datetime import datetime
-from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -30,7 +28,7 @@ from ..losses import zero_one
 from ..models import AdversarialClassifier
 from ..solvers import SurrogateObjective
 from ..uncertainty import SoftMoments
-from .oracle import machine_info
+from .oracle import machine_info, write_results
 
 __all__ = ["run"]
 
@@ -159,9 +157,5 @@ def run(quick=False, out=None, print_fn=print):
     report = format_report(records, meta)
     print_fn(report)
     if out is not None:
-        path = Path(out)
-        if path.suffix == ".json":
-            path.write_text(json.dumps({**meta, "records": records}, indent=2) + "\n")
-        else:
-            path.write_text("```\n" + report + "\n```\n")
+        write_results(out, meta, records, report)
     return records

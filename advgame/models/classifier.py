@@ -16,8 +16,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import losses
 from ..compile import compile_learning
@@ -31,6 +30,7 @@ from ..solvers import (
     refine_cutting_plane,
 )
 from ..uncertainty import SoftMoments, as_uncertainty
+from ._inputs import check_classification_fit
 
 __all__ = ["AdversarialClassifier"]
 
@@ -211,17 +211,8 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Learn ``theta`` from ``X`` (n, d) and labels ``y`` (n,), optionally weighted."""
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, y_index = np.unique(y, return_inverse=True)
+        X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
         k = self.classes_.size
-        if k < 2:
-            raise ValueError(
-                f"y must contain at least 2 classes to train a classifier; got one class: {self.classes_}."
-            )
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
-            raise ValueError("sample_weight must be non-negative with a positive sum.")
         self.loss_matrix_ = self._loss_matrix(k)
         self.game_ = Game(self.loss_matrix_)
         self.feature_map_ = self._feature_map().fit(X, k)

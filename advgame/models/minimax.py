@@ -25,14 +25,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import losses
 from ..exceptions import SolverError
 from ..game import Game, map_label
 from ..solvers import fit_lbfgs
 from ..uncertainty import MomentBalls
+from ._inputs import check_classification_fit, check_weights
 
 __all__ = ["MinimaxClassifier", "MinimaxRegressor", "FeatureSelection", "robust_feature_selection"]
 
@@ -308,17 +308,8 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
             raise ValueError(f"loss must be one of {_CLASSIFIER_LOSSES}; got {self.loss!r}.")
         if self.randomized and self.loss != "brier":
             raise ValueError("randomized=True is the Brier rule of Theorem 6: use loss='brier'.")
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, y_index = np.unique(y, return_inverse=True)
+        X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
         K = self.classes_.size
-        if K < 2:
-            raise ValueError(
-                f"y must contain at least 2 classes (K >= 2); got one class: {self.classes_}."
-            )
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
-            raise ValueError("sample_weight must be non-negative with a positive sum.")
         self.game_ = Game(getattr(losses, self.loss)(K))
         self._fit(X, np.eye(K)[y_index], sample_weight, K - 1)
         d = self.n_features_in_
@@ -429,9 +420,7 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
         """Solve Eq. 21 with ``theta(Y) = Y`` on ``X`` (n, d) and real targets ``y``."""
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
-            raise ValueError("sample_weight must be non-negative with a positive sum.")
+        sample_weight = check_weights(sample_weight, X)
         self.game_ = Game(losses.quadratic(self.rho))
         self._fit(X, y[:, None].astype(float), sample_weight, 1)
         d = self.n_features_in_
