@@ -252,7 +252,8 @@ def _project_l1_ball(V, radius):
     descending = -np.sort(-A[outside], axis=1)
     sizes = np.arange(1, V.shape[1] + 1)
     levels = (np.cumsum(descending, axis=1) - radius[outside, None]) / sizes
-    count = np.count_nonzero(descending > levels, axis=1)
+    # the largest entry is always in the support (its level is <= it; equal when radius is 0)
+    count = np.maximum(np.count_nonzero(descending > levels, axis=1), 1)
     level = levels[np.arange(count.size), count - 1]
     out = V.copy()
     out[outside] = np.sign(V[outside]) * np.maximum(A[outside] - level[:, None], 0.0)

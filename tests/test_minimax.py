@@ -575,3 +575,62 @@ def test_compiled_estimators_pickle(iris, estimator):
     fitted = estimator.fit(X[:, 1:], target)
     restored = pickle.loads(pickle.dumps(fitted))
     np.testing.assert_array_equal(restored.predict(X[:, 1:]), fitted.predict(X[:, 1:]))
+
+
+PROX_CASES = [
+    ({"radius": [0.3, 0.5], "norm": "inf"}, None),
+    ({"radius": [0.3, 0.5], "norm": 2}, None),
+    ({"radius": [0.3, 0.5], "norm": 1}, None),
+    ({"radius": 0.4, "norm": "l1inf"}, None),
+    ({"radius": [0.2, 0.6], "norm": "group", "groups": [0, 0, 1, 1, 1]}, None),
+    ({"radius": [0.3, 0.5], "norm": 2, "squared": True}, None),
+]
+
+
+@pytest.mark.parametrize("params, _", PROX_CASES, ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    "W",
+    [
+        np.array([[1.0, -2.0, 0.5, 0.0, 3.0], [0.1, 0.1, 0.1, 0.1, 0.1]]),  # ties in a row
+        np.array([[1e4, -1e4, 2.0, 1e-9, 0.0], [-3.0, 3.0, 3.0, -3.0, 0.0]]),  # huge and tiny
+        np.zeros((2, 5)),
+    ],
+    ids=["ties", "magnitudes", "zero"],
+)
+def test_moment_ball_prox_matches_a_cvxpy_prox_program(params, _, W):
+    """The prox of every MomentBalls penalty (t = 2 rows) against cvxpy's solution of
+    min_V penalty(V) + ||V - W||^2 / (2 step), and penalty() against its cvxpy expression."""
+    import cvxpy as cp
+
+    from advgame.uncertainty import MomentBalls
+
+    balls = MomentBalls(**params).bind(2, 5)
+    step = 0.7
+    scale = max(1.0, np.abs(W).max())
+    V = cp.Variable(W.shape)
+    problem = cp.Problem(cp.Minimize(balls.cvxpy(V) + cp.sum_squares(V - W) / (2 * step)))
+    problem.solve(solver=cp.CLARABEL)
+    np.testing.assert_allclose(balls.prox(W, step), V.value, atol=1e-6 * scale)
+    assert abs(balls.penalty(W) - balls.cvxpy(cp.Constant(W)).value) <= 1e-9 * scale**2
+
+
+def test_l1_ball_projection_is_the_nearest_point_of_the_ball():
+    """Sort-based projection vs brute force: the QP over the ball, with ties and k = 2."""
+    import cvxpy as cp
+
+    from advgame.uncertainty import _project_l1_ball
+
+    rng = np.random.default_rng(3)
+    rows = [
+        rng.normal(size=2),
+        np.array([1.0, 1.0]),
+        np.array([2.0, -2.0, 2.0]),
+        rng.normal(size=6),
+    ]
+    for v in rows:
+        for radius in (0.0, 0.5, 1.0, 10.0):
+            x = cp.Variable(v.size)
+            cp.Problem(cp.Minimize(cp.sum_squares(x - v)), [cp.norm1(x) <= radius]).solve(
+                solver=cp.CLARABEL
+            )
+            np.testing.assert_allclose(_project_l1_ball(v[None], radius)[0], x.value, atol=1e-6)

@@ -1,10 +1,28 @@
 """Input checks shared by the estimators (one message style everywhere)."""
 
+import numbers
+
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-__all__ = ["check_weights", "check_classification_fit"]
+__all__ = ["check_iteration_params", "check_weights", "check_classification_fit"]
+
+
+def check_iteration_params(estimator, integers=("max_iter",)):
+    """``integers`` must be integers >= 1 and ``tol`` a finite positive number."""
+    for name in integers:
+        value = getattr(estimator, name)
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
+    tol = estimator.tol
+    if (
+        not isinstance(tol, numbers.Real)
+        or isinstance(tol, bool)
+        or not np.isfinite(tol)
+        or tol <= 0
+    ):
+        raise ValueError(f"tol must be a finite positive number; got {tol!r}.")
 
 
 def check_weights(sample_weight, X):

@@ -10,7 +10,6 @@ and prediction plays the game at the learnt potentials: the predictor's minimax 
 Corollary 14).
 """
 
-import numbers
 import warnings
 
 import numpy as np
@@ -30,7 +29,7 @@ from ..solvers import (
     refine_cutting_plane,
 )
 from ..uncertainty import SoftMoments, as_uncertainty
-from ._inputs import check_classification_fit
+from ._inputs import check_classification_fit, check_iteration_params
 
 __all__ = ["AdversarialClassifier"]
 
@@ -194,12 +193,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         return as_uncertainty(self.uncertainty, self.strength)
 
     def _check_params(self):
-        for name in ("max_iter", "batch_size"):
-            value = getattr(self, name)
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
-        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol <= 0:
-            raise ValueError(f"tol must be a finite positive number; got {self.tol!r}.")
+        check_iteration_params(self, ("max_iter", "batch_size"))
         if self.solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}; got {self.solver!r}.")
         if self.certify not in ("auto", True, False):

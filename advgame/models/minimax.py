@@ -32,7 +32,7 @@ from ..exceptions import SolverError
 from ..game import Game, map_label
 from ..solvers import fit_lbfgs
 from ..uncertainty import MomentBalls
-from ._inputs import check_classification_fit, check_weights
+from ._inputs import check_classification_fit, check_iteration_params, check_weights
 
 __all__ = ["MinimaxClassifier", "MinimaxRegressor", "FeatureSelection", "robust_feature_selection"]
 
@@ -50,12 +50,7 @@ class _MinimaxModel(BaseEstimator):
 
     # ----------------------------------------------------------------------- configuration
     def _check_params(self):
-        for name in ("max_iter",):
-            value = getattr(self, name)
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
-        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol <= 0:
-            raise ValueError(f"tol must be a finite positive number; got {self.tol!r}.")
+        check_iteration_params(self)
         if self.solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}; got {self.solver!r}.")
 
