@@ -227,6 +227,14 @@ class Game:
         actions = np.argmax(self._predictor(F, method), axis=1)
         return actions[0] if single else actions
 
+    def entropy(self, Q):
+        r"""The generalised entropy ``H_L(q) = min_a (L q)_a`` of each row of ``Q`` (seed 001 Eq. 20).
+
+        ``value(f) = max_q H_L(q) + f^T q``; for the zero-one loss ``H_L(q) = 1 - max_j q_j``.
+        """
+        Q = np.asarray(Q, dtype=float)
+        return np.min(Q @ self.loss.matrix.T, axis=1)
+
     def extreme_points(self):
         r"""The vertex table ``(Q, v)``: the extreme points of ``{(q, v): Lq >= v1, q in Δ}``.
 
@@ -345,13 +353,18 @@ class EntropyGame(Game):
         else:
             Q = np.clip(Q, 0.0, None)
             Q /= Q.sum(axis=1, keepdims=True)
-            value = self._entropy(Q) + np.einsum("ij,ij->i", F, Q)
+            value = self.entropy(Q) + np.einsum("ij,ij->i", F, Q)
         return value, Q
 
     def _quadratic_constant(self):
         return 0.0 if self.loss.rho is None else self.loss.rho**2
 
-    def _entropy(self, Q):
+    def entropy(self, Q):
+        """The generalised entropy ``H(q)`` of each row of ``Q`` (``rho^2 - m^2`` for the
+        quadratic loss, with ``m`` the conditional mean in column 0)."""
+        Q = np.asarray(Q, dtype=float)
+        if self.loss.kind == "quadratic":
+            return self._quadratic_constant() - Q[:, 0] ** 2
         if self.loss.kind == "brier":
             return 1.0 - np.einsum("ij,ij->i", Q, Q)
         with np.errstate(divide="ignore", invalid="ignore"):

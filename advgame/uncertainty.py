@@ -267,6 +267,27 @@ def _shrink_blocks(V, threshold):
     return V * scale
 
 
+def _shrink_squared_l1(V, c):
+    r"""Prox of ``(c/2) ||v||_1^2`` on each row: ``soft(v, theta)`` with ``theta = c ||prox||_1``.
+
+    On ``|v|`` sorted in decreasing order ``a`` with prefix sums ``S``, ``theta = c S_m / (1 + c m)``
+    for the largest ``m`` with ``a_m > c S_m / (1 + c m)``; ``c = inf`` gives 0.
+    """
+    c = np.broadcast_to(c, V.shape[:1]).astype(float)
+    A = np.abs(V)
+    descending = -np.sort(-A, axis=1)
+    sizes = np.arange(1, V.shape[1] + 1)
+    with np.errstate(invalid="ignore"):
+        levels = np.where(
+            np.isinf(c)[:, None],
+            np.inf,
+            c[:, None] * np.cumsum(descending, axis=1) / (1.0 + c[:, None] * sizes),
+        )
+    count = np.maximum(np.count_nonzero(descending > levels, axis=1), 1)
+    level = levels[np.arange(count.size), count - 1]
+    return np.sign(V) * np.maximum(A - level[:, None], 0.0)
+
+
 class MomentBalls:
     r"""Seed 001's uncertainty set: one moment ball per row of ``A`` (Eq. 19, 34, 43; Theorem 3, 5).
 
@@ -408,11 +429,19 @@ class MomentBalls:
         return G
 
     def prox(self, W, step):
-        """``argmin_V penalty(V) + ||V - W||^2 / (2 step)`` (None when not implemented: the
-        squared l1 / linf variants, which the solvers then treat by subgradients)."""
+        """``argmin_V penalty(V) + ||V - W||^2 / (2 step)``, for every norm and its squared form.
+
+        Squared ``eps ||.||_1^2`` by sorting (:func:`_shrink_squared_l1`); squared
+        ``eps ||.||_inf^2`` by Moreau's identity, its conjugate being ``||.||_1^2 / (4 eps)``.
+        """
         eps = step * self._eps
         if self.squared:
-            return W / (1 + 2 * eps[:, None]) if self.norm == 2 else None
+            if self.norm == 2:
+                return W / (1 + 2 * eps[:, None])
+            if self.norm == "inf":
+                return _shrink_squared_l1(W, 2 * eps)
+            with np.errstate(divide="ignore"):
+                return W - _shrink_squared_l1(W, 1.0 / (2 * eps))
         if self.norm == "inf":
             return np.sign(W) * np.maximum(np.abs(W) - eps[:, None], 0.0)
         if self.norm == 2:
@@ -426,6 +455,56 @@ class MomentBalls:
             columns = self._group_index == g
             out[:, columns] = _shrink_blocks(W[:, columns], np.full(W.shape[0], eps_g))
         return out
+
+    def moment_norms(self, G):
+        """The moment-ball norm of each block of ``G``, shaped like :attr:`radius` per block.
+
+        The dual of :meth:`row_norms`: rows (classes) for norms 1, 2, inf; ``(groups, rows)``
+        for ``'group'``; the single ``max_j sum_i |G_ij|`` for ``'l1inf'``.
+        """
+        if self.norm == "inf":
+            return np.abs(G).max(axis=1)
+        if self.norm == 2:
+            return np.linalg.norm(G, axis=1)
+        if self.norm == 1:
+            return np.abs(G).sum(axis=1)
+        if self.norm == "l1inf":
+            return np.abs(G).sum(axis=0).max(keepdims=True)
+        return np.stack([np.linalg.norm(B, axis=1) for B, _ in self._blocks(G)])
+
+    def _norms_and_radii(self, G):
+        norms = self.moment_norms(G)
+        eps = self._eps[:, None] if self.norm == "group" else self._eps
+        return norms, np.broadcast_to(eps, norms.shape)
+
+    def conjugate(self, G):
+        r"""``R^*(G) = sup_W <G, W> - penalty(W)``: 0 inside the balls and ``inf`` outside, or
+        ``sum_i ||G_i||^2 / (4 lam_i)`` when squared (the moment norms of :meth:`moment_norms`)."""
+        norms, eps = self._norms_and_radii(G)
+        if self.squared:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return float(np.sum(np.where(norms > 0, norms**2 / (4 * eps), 0.0)))
+        return 0.0 if np.all(norms <= eps) else np.inf
+
+    def dual_bound(self, G, entropy):
+        r"""``max_{0 <= r <= 1} r * entropy - R^*(r G)``: a lower bound on the optimal value.
+
+        ``G`` is the moment mismatch ``E_P[theta X] - E_Q[theta X]`` of a conditional ``q`` whose
+        average entropy exceeds the labels' by ``entropy``.  Mixing ``q`` with the empirical
+        labels, ``q_r = (1 - r) e_y + r q``, scales the mismatch by ``r`` and (concavity) the
+        entropy gain by at least ``r``, so by weak duality (Theorem 3) any ``r`` gives a bound:
+        ``r = min(1, eps_b / ||G_b||)`` for balls, ``min(1, entropy / (2 R^*(G)))`` when squared.
+        """
+        if self.squared:
+            curvature = self.conjugate(G)
+            if curvature == 0:
+                return entropy
+            r = min(1.0, max(entropy, 0.0) / (2 * curvature))
+            return r * entropy - r * r * curvature if r > 0 else 0.0
+        norms, eps = self._norms_and_radii(G)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = min(1.0, float(np.min(np.where(norms > 0, eps / norms, np.inf))))
+        return r * entropy
 
     def cvxpy(self, W):
         """The penalty as a cvxpy expression of the variable ``W`` (the compiler's piece)."""

@@ -404,6 +404,100 @@ def test_binary_zero_one_eq30():
     np.testing.assert_allclose(value, expected, rtol=1e-15, atol=1e-15)
 
 
+# ------------------------------------------------------ 5b. the smoothed zero-one entropy
+MUS = [1e-6, 1e-3, 0.1, 1.0, 10.0]
+
+
+def _smoothed_zero_one_qp(f, mu):
+    """``max_{q in Δ, t} f.q + 1 - t - (mu/2)||q||^2`` s.t. ``q <= t`` in cvxpy."""
+    q, t = cp.Variable(f.size), cp.Variable()
+    problem = cp.Problem(
+        cp.Maximize(f @ q + 1 - t - mu / 2 * cp.sum_squares(q)),
+        [q >= 0, cp.sum(q) == 1, q <= t],
+    )
+    problem.solve(solver=cp.CLARABEL)
+    return problem.value, q.value
+
+
+@pytest.mark.parametrize("mu", MUS)
+@pytest.mark.parametrize("k", [2, 3, 5, 8])
+def test_smoothed_zero_one_matches_cvxpy_qp(k, mu):
+    rng = np.random.default_rng(k)
+    F = rng.normal(size=(8, k)) * np.array([0.01, 0.1, 1, 1, 3, 10, 100, 1])[:, None]
+    F[0] = 0.0  # all tied
+    F[-1, : k // 2 + 1] = 0.7  # a tied top set
+    value, Q = ag.closed_forms.zero_one_smoothed(F, mu)
+    for f, v, q in zip(F, value, Q):
+        reference, q_ref = _smoothed_zero_one_qp(f, mu)
+        assert v == pytest.approx(reference, rel=1e-6, abs=1e-6)
+        np.testing.assert_allclose(q, q_ref, atol=5e-5 * max(1.0, 1.0 / (mu * 1e3)))
+
+
+@given(F=potential_arrays(), mu=st.sampled_from(MUS))
+def test_smoothed_zero_one_sandwich_and_fenchel_young(F, mu):
+    """``F_mu <= F <= F_mu + mu / 2``, ``q`` in the simplex, ``F_mu = H_mu(q) + f.q`` at ``q``."""
+    value, Q = ag.closed_forms.zero_one_smoothed(F, mu)
+    exact = ag.Game(ag.losses.zero_one(F.shape[1])).value(F)
+    scale = np.maximum(1.0, np.abs(F).max(axis=1))
+    assert np.all(value <= exact + 1e-12 * scale)
+    assert np.all(exact <= value + mu / 2 + 1e-12 * scale)
+    assert np.all(Q >= 0) and np.allclose(Q.sum(axis=1), 1.0, atol=1e-12)
+    entropy = 1 - Q.max(axis=1) - mu / 2 * np.sum(Q * Q, axis=1)
+    np.testing.assert_allclose(value, entropy + np.sum(F * Q, axis=1), rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("mu", [1e-2, 1.0])
+def test_smoothed_zero_one_gradient_is_the_argmax(mu):
+    """Central differences of ``F_mu`` equal ``q*`` (Danskin) and move by at most ``1/mu``."""
+    rng = np.random.default_rng(1)
+    F = rng.normal(size=(20, 4))
+    value, Q = ag.closed_forms.zero_one_smoothed(F, mu)
+    h = 1e-6
+    for j in range(4):
+        E = np.zeros_like(F)
+        E[:, j] = h
+        slope = (
+            ag.closed_forms.zero_one_smoothed(F + E, mu)[0]
+            - ag.closed_forms.zero_one_smoothed(F - E, mu)[0]
+        ) / (2 * h)
+        np.testing.assert_allclose(slope, Q[:, j], atol=1e-5)
+    G = F + 1e-3 * rng.normal(size=F.shape)
+    Q2 = ag.closed_forms.zero_one_smoothed(G, mu)[1]
+    assert np.all(np.linalg.norm(Q2 - Q, axis=1) <= np.linalg.norm(G - F, axis=1) / mu + 1e-12)
+
+
+@pytest.mark.parametrize("mu", [0.0, -1.0, np.nan])
+def test_smoothed_zero_one_needs_positive_mu(mu):
+    with pytest.raises(ValueError, match="mu must be positive"):
+        ag.closed_forms.zero_one_smoothed(np.zeros((1, 3)), mu)
+
+
+@pytest.mark.parametrize(
+    "game",
+    [
+        ag.Game(ag.losses.zero_one(4)),
+        ag.Game(ag.losses.ordinal(4)),
+        ag.Game(brier(4)),
+        ag.Game(log(4)),
+    ],
+    ids=repr,
+)
+def test_entropy_is_the_fenchel_young_partner_of_value(game):
+    """``value(f) = H(q*) + f.q*`` with ``Game.entropy`` (seed 001 Eq. 20)."""
+    F = np.random.default_rng(2).normal(size=(30, 4)) * 2
+    value, Q = game.value_and_adversary(F)
+    np.testing.assert_allclose(game.entropy(Q), value - np.sum(F * Q, axis=1), atol=1e-12)
+    assert np.all(game.entropy(np.eye(4)) == pytest.approx(0.0, abs=1e-15))
+
+
+@pytest.mark.parametrize("rho", [None, 2.0])
+def test_quadratic_entropy(rho):
+    game = ag.Game(quadratic(rho))
+    Z = np.linspace(-10, 10, 41)[:, None]
+    value, M = game.value_and_adversary(Z)
+    np.testing.assert_allclose(game.entropy(M), value - Z[:, 0] * M[:, 0], atol=1e-12)
+
+
 # -------------------------------------------------------------------------------- 6. quadratic
 def quadratic_grid(rho):
     base = np.arange(-80, 81) / 10.0

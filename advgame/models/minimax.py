@@ -15,9 +15,12 @@ worst-case conditional ``∇F(A x)`` (Eq. 22).
 
 Two solvers reach the same optimum: ``compile`` builds the exact convex program in cvxpy (an LP
 for the 0-1 loss with a polyhedral penalty, solved by HiGHS; otherwise Clarabel) and ``fast``
-runs accelerated proximal gradient (FISTA with restarts) when the loss is smooth and the penalty
-has a prox, L-BFGS otherwise (subgradients for the non-smooth 0-1 loss; such a result is
-reported as approximate in ``converged_``).
+runs L-BFGS (smooth loss and penalty) or accelerated proximal gradient (FISTA with restarts; every
+penalty has a closed-form prox).  The non-smooth 0-1 loss is smoothed (Nesterov) with a
+decreasing ``mu`` (:func:`advgame.closed_forms.zero_one_smoothed`) and stops when a dual bound
+certifies the tolerance.  Every fit records ``duality_gap_``: the objective minus a lower bound
+from a dual-feasible conditional (weak duality, Theorem 3), so ``objective_ - duality_gap_ <=
+optimum <= objective_``.
 """
 
 import numbers
@@ -27,7 +30,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import losses
+from .. import closed_forms, losses
 from ..exceptions import SolverError
 from ..game import Game, map_label
 from ..solvers import fit_lbfgs
@@ -38,11 +41,15 @@ __all__ = ["MinimaxClassifier", "MinimaxRegressor", "FeatureSelection", "robust_
 
 _CLASSIFIER_LOSSES = ("zero_one", "brier", "log")
 _SOLVERS = ("auto", "compile", "fast")
-#: ``solver='auto'`` compiles a 0-1 model (non-smooth: the fast solver is approximate) up to
-#: this many game rows ``n * K``.
-AUTO_COMPILE_ROWS = 5_000
+#: ``solver='auto'`` compiles a 0-1 model (an LP / SOCP that HiGHS / Clarabel solve exactly; the
+#: fast solver is first order on a non-smooth problem) up to this many game rows ``n * K``.
+AUTO_COMPILE_ROWS = 100_000
 #: Clarabel's gap and feasibility tolerances are ``min(tol, CLARABEL_TOL)`` (its default).
 CLARABEL_TOL = 1e-8
+#: The 0-1 fast solver stops smoothing below this ``mu`` (``F_mu`` is then within 5e-13 of ``F``).
+SMOOTHING_FLOOR = 1e-12
+#: The 0-1 fast solver checks its duality gap every this many FISTA iterations.
+MONITOR_EVERY = 20
 
 
 class _MinimaxModel(BaseEstimator):
@@ -60,24 +67,52 @@ class _MinimaxModel(BaseEstimator):
             radius = 1.0 / total_weight if self.squared else 1.0 / np.sqrt(total_weight)
         return MomentBalls(radius, self.norm, self.squared, self.groups).bind(t, d)
 
+    def _n_rows(self, Theta):
+        """Rows of ``A``: ``K - 1`` (last class pinned) for classification, 1 for regression."""
+        return Theta.shape[1] - 1 if self._pinned else 1
+
     def _design(self, X):
         return np.hstack([X, np.ones((X.shape[0], 1))]) if self.fit_intercept else X
 
     # -------------------------------------------------------------------------- objective
-    def _smooth_part(self, A, X1, Theta, w):
-        """``sum_i w_i [F(f_i) - theta(y_i)^T f_i]`` and its (sub)gradient in ``A``."""
-        Z = X1 @ A.T
-        F = self._full_potentials(Z)
-        value, Q = self.game_.value_and_adversary(F)
+    def _smooth_part(self, A, X1, Theta, w, mu=None):
+        """``sum_i w_i [F(f_i) - theta(y_i)^T f_i]`` and its (sub)gradient in ``A``; with ``mu``
+        the 0-1 ``F`` is replaced by its smoothing ``F_mu`` (:func:`closed_forms.zero_one_smoothed`)."""
+        F = self._full_potentials(X1 @ A.T)
+        if mu is None:
+            value, Q = self.game_.value_and_adversary(F)
+        else:
+            value, Q = closed_forms.zero_one_smoothed(F, mu)
         loss = w @ (value - np.einsum("ij,ij->i", Theta, F))
         G = (w[:, None] * (Q - Theta))[:, : A.shape[0]]
-        return float(loss), G.T @ X1
+        return float(loss), G.T @ X1, Q
 
     def _objective(self, A, X1, Theta, w, balls):
-        loss, grad = self._smooth_part(A, X1, Theta, w)
+        loss, grad, _ = self._smooth_part(A, X1, Theta, w)
         d = self.n_features_in_
         grad[:, :d] += balls.subgradient(A[:, :d])
         return loss + balls.penalty(A[:, :d]), grad
+
+    def _lower_bound(self, Q, X1, Theta, w, balls, entropy=None):
+        r"""A lower bound on the optimum of Eq. 21 from conditionals ``Q`` (weak duality, Thm 3).
+
+        The dual of Eq. 21 maximises the average entropy of ``q_i`` over the moment set:
+        intercept moments matched exactly, feature moments within the balls.  ``Q`` is first
+        mixed with one constant conditional so the intercept moments match (:meth:`_match_mean`),
+        then :meth:`MomentBalls.dual_bound` mixes it with the labels to enter the balls.
+        ``entropy`` defaults to the game's ``H`` (any concave ``H`` gives the bound of its model).
+        """
+        entropy = self.game_.entropy if entropy is None else entropy
+        Q = self._match_mean(Q, Theta, w) if self.fit_intercept else Q
+        if Q is None:
+            return -np.inf
+        d = self.n_features_in_
+        G = ((w[:, None] * (Theta - Q))[:, : self._n_rows(Theta)]).T @ X1[:, :d]
+        average = w @ entropy(Q)
+        if not self._labels_in_set(Theta):  # no mixing with the labels: r = 1 only
+            return average - balls.conjugate(G)
+        base = w @ entropy(Theta)
+        return base + balls.dual_bound(G, average - base)
 
     # ---------------------------------------------------------------------------- fitting
     def _fit(self, X, Theta, sample_weight, t):
@@ -96,48 +131,59 @@ class _MinimaxModel(BaseEstimator):
         if getattr(self, "warm_start", False) and getattr(self, "A_", None) is not None:
             if self.A_.shape == A0.shape:
                 A0 = self.A_.copy()
+        bound = np.nan  # a compiled 0-1 model is certified by HiGHS / Clarabel themselves
         if solver == "compile":
             A, message = self._compile(X1, Theta, w, balls)
             n_iter = 1
+        elif self.game_.structure is not None:
+            A, n_iter, message, bound = self._smoothing_continuation(A0, X1, Theta, w, balls)
         else:
             A, n_iter, message = self._fast(A0, X1, Theta, w, balls)
-        self.A_ = A
         self.objective_ = self._objective(A, X1, Theta, w, balls)[0]
         if not (np.all(np.isfinite(A)) and np.isfinite(self.objective_)):
             raise SolverError(
                 f"the {solver} solver diverged (objective {self.objective_:g}): the program is "
                 "unbounded; give a positive radius."
             )
+        if self.game_.structure is None:  # ∇F is unique: the adversary is the dual solution
+            Q = self.game_.adversary(self._full_potentials(X1 @ A.T))
+            bound = self._lower_bound(Q, X1, Theta, w, balls)
+        self.duality_gap_ = self.objective_ - bound
+        if not message.startswith(("compiled", "L-BFGS: CONVERGENCE", "FISTA: converged")):
+            self._check_bounded(X1, Theta, w, balls)
+        self.A_ = A
         self.n_iter_, self.converged_, self.solver_ = n_iter, message, solver
         return self
 
     def _fast(self, A0, X1, Theta, w, balls):
-        shape = A0.shape
-        smooth_loss = self.game_.structure is None
-        has_prox = balls.prox(A0[:, : self.n_features_in_], 1.0) is not None
-        if smooth_loss and not balls.smooth and has_prox:
-            return self._fista(A0, X1, Theta, w, balls)
+        """Smooth losses: L-BFGS when the penalty is smooth too, else FISTA."""
+        if balls.smooth:
+            shape = A0.shape
 
-        def objective(a):
-            value, grad = self._objective(a.reshape(shape), X1, Theta, w, balls)
-            return value, grad.ravel()
+            def objective(a):
+                value, grad = self._objective(a.reshape(shape), X1, Theta, w, balls)
+                return value, grad.ravel()
 
-        result = fit_lbfgs(objective, A0.ravel(), self.max_iter, self.tol)
-        exact = smooth_loss and balls.smooth
-        message = ("L-BFGS: " if exact else "approximate (non-smooth) L-BFGS: ") + result.message
-        return result.theta.reshape(shape), result.n_iter, message
+            result = fit_lbfgs(objective, A0.ravel(), self.max_iter, self.tol)
+            return result.theta.reshape(shape), result.n_iter, "L-BFGS: " + result.message
+        return self._fista(A0, X1, Theta, w, balls, self.max_iter)
 
-    def _fista(self, A, X1, Theta, w, balls):
+    def _fista(self, A, X1, Theta, w, balls, budget, mu=None, monitor=None):
         """Accelerated proximal gradient with adaptive restart; step ``1 / L``,
         ``L = Lip(∇F) * lambda_max(X1^T diag(w) X1)`` with ``Lip(∇F) = 1/2`` for Brier, log and
-        quadratic (seed 001 Eq. 28, 33, 35 are 1/2-Lipschitz in the potentials)."""
+        quadratic (seed 001 Eq. 28, 33, 35 are 1/2-Lipschitz in the potentials) and ``1 / mu``
+        for the smoothed 0-1 entropy.  Stops when the gradient mapping ``(A - A+) / step`` is
+        below ``2 tol max(1, |A|)`` (the step of ``Lip = 1/2`` times ``tol``), or when
+        ``monitor(A)`` (called every ``MONITOR_EVERY`` iterations) returns a message."""
         d = self.n_features_in_
         S = np.sqrt(w)[:, None] * X1
         gram = S @ S.T if S.shape[0] <= S.shape[1] else S.T @ S
-        step = 1.0 / max(0.5 * np.linalg.eigvalsh(gram)[-1], 1e-12)
-        Y, momentum = A.copy(), 1.0
-        for iteration in range(1, self.max_iter + 1):
-            grad = self._smooth_part(Y, X1, Theta, w)[1]
+        lipschitz = 0.5 if mu is None else 1.0 / mu
+        step = 1.0 / max(lipschitz * np.linalg.eigvalsh(gram)[-1], 1e-12)
+        Y, momentum, average = A.copy(), 1.0, 0.0
+        for iteration in range(1, budget + 1):
+            grad, Q = self._smooth_part(Y, X1, Theta, w, mu)[1:]
+            average += (2.0 / (iteration + 1)) * (Q - average)  # weights proportional to k
             new = Y - step * grad
             new[:, :d] = balls.prox(new[:, :d], step)
             change = new - A
@@ -146,14 +192,80 @@ class _MinimaxModel(BaseEstimator):
             following = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * momentum**2))
             Y = new + ((momentum - 1.0) / following) * change
             momentum, A = following, new
-            if np.max(np.abs(change)) <= self.tol * max(1.0, np.max(np.abs(A))):
+            if np.max(np.abs(change)) * lipschitz <= self.tol * max(1.0, np.max(np.abs(A))) / 2:
                 return A, iteration, "FISTA: converged"
-        return A, self.max_iter, "FISTA: max_iter reached"
+            if monitor is not None and iteration % MONITOR_EVERY == 0:
+                message = monitor(A, average)
+                if message:
+                    return A, iteration, message
+        return A, budget, "FISTA: max_iter reached"
+
+    def _smoothing_continuation(self, A, X1, Theta, w, balls):
+        r"""The 0-1 model (minimax SVM) by FISTA on ``F_mu`` for ``mu = 1, 1/10, ...``.
+
+        ``P(A) - P* <= P_mu(A) - P_mu* + mu / 2`` since ``F_mu <= F <= F_mu + mu/2``.  Every
+        ``MONITOR_EVERY`` iterations two dual bounds (:meth:`_lower_bound`) at ``q = ∇F_mu``
+        are computed: one of the smoothed model (entropy ``H - mu ||q||^2 / 2``; once its gap is
+        below ``mu / 4`` the stage is done and ``mu`` shrinks) and one of the exact model (the
+        best so far certifies the result: stop when ``P(A) - bound <= tol max(1, |P|)``).
+        """
+        used, best, mu = 0, -np.inf, 1.0
+        while used < self.max_iter and mu >= SMOOTHING_FLOOR:
+
+            def monitor(A, average, mu=mu):
+                nonlocal best
+                F = self._full_potentials(X1 @ A.T)
+                smoothed, Q = closed_forms.zero_one_smoothed(F, mu)
+                value = self._objective(A, X1, Theta, w, balls)[0]
+                for R in (Q, average):
+                    best = max(best, self._lower_bound(R, X1, Theta, w, balls))
+                gap = value - best
+                if gap <= self.tol * max(1.0, abs(value)):
+                    return f"FISTA: converged (smoothing mu={mu:g}, duality gap {gap:.2g})"
+
+                def entropy(R):
+                    return self.game_.entropy(R) - 0.5 * mu * np.einsum("ij,ij->i", R, R)
+
+                smoothed_value = w @ (smoothed - np.einsum("ij,ij->i", Theta, F))
+                smoothed_value += balls.penalty(A[:, : self.n_features_in_])
+                bound = self._lower_bound(Q, X1, Theta, w, balls, entropy)
+                return "next mu" if smoothed_value - bound <= mu / 4 else None
+
+            A, n_iter, message = self._fista(
+                A, X1, Theta, w, balls, self.max_iter - used, mu, monitor
+            )
+            used += n_iter
+            if message.startswith("FISTA: converged ("):
+                return A, used, message, best
+            mu /= 10.0
+        value = self._objective(A, X1, Theta, w, balls)[0]
+        return A, used, f"FISTA: max_iter reached (duality gap {value - best:.2g})", best
+
+    def _check_bounded(self, X1, Theta, w, balls):
+        """Raise if Eq. 21 is unbounded below: some direction ``D`` has a negative recession
+        value ``sum_i w_i F_inf(D x_i) - theta_i^T D x_i + R(D)`` (an LP/SOCP in cvxpy, run
+        only when the fast solver did not converge)."""
+        import cvxpy as cp
+
+        D = cp.Variable((self._n_rows(Theta), X1.shape[1]))
+        recession = self._recession(X1 @ D.T, Theta)
+        if recession is None:
+            return
+        problem = cp.Problem(
+            cp.Minimize(w @ recession + balls.cvxpy(D[:, : self.n_features_in_])),
+            [cp.abs(D) <= 1],
+        )
+        problem.solve(solver=cp.CLARABEL)
+        if problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) and problem.value < -1e-7:
+            raise SolverError(
+                f"the program is unbounded below (a direction lowers the objective by "
+                f"{-problem.value:.3g} per unit): {self._unbounded_hint}"
+            )
 
     def _compile(self, X1, Theta, w, balls):
         import cvxpy as cp
 
-        t, d = Theta.shape[1] - 1 if self._pinned else 1, self.n_features_in_
+        t, d = self._n_rows(Theta), self.n_features_in_
         A = cp.Variable((t, X1.shape[1]), name="A")
         Z = X1 @ A.T
         value, constraints = self._cvxpy_value(Z)
@@ -169,9 +281,9 @@ class _MinimaxModel(BaseEstimator):
             raise SolverError(f"the compiled minimax program failed: {exc}") from exc
         if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
             raise SolverError(
-                f"the compiled minimax program ended with status {problem.status!r}; "
-                "it is unbounded when the radius is 0 on separable data, or (regression) when rho is "
-                "small next to the targets."
+                f"the compiled minimax program ended with status {problem.status!r}; it has no "
+                "minimiser when the radius is 0 on separable classes, and is unbounded "
+                "(regression) when rho is small next to the targets."
             )
         self.program_ = problem
         return np.asarray(A.value, dtype=float), f"compiled ({problem.status})"
@@ -205,7 +317,8 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
         Add a constant feature whose moments (the class marginals) are matched exactly.
     solver : {'auto', 'compile', 'fast'}, default='auto'
         ``compile``: the exact cvxpy program (``program_``); ``fast``: FISTA / L-BFGS.  ``auto``
-        compiles the non-smooth 0-1 model up to 5,000 game rows and is ``fast`` otherwise.
+        compiles the non-smooth 0-1 model up to 100,000 game rows ``n K`` and is ``fast``
+        otherwise (for 0-1 a first-order method certified to ``duality_gap_``).
     max_iter : int, default=1000
     tol : float, default=1e-6
     warm_start : bool, default=False
@@ -227,6 +340,9 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
     uncertainty_ : MomentBalls
     objective_ : float
         The value of Eq. 21 at ``A_``: the worst-case conditional entropy (Theorem 3).
+    duality_gap_ : float
+        ``objective_`` minus a certified lower bound on the optimum (NaN for a compiled 0-1
+        model, which HiGHS / Clarabel certify themselves).
     program_ : cvxpy.Problem
         When compiled (not kept when the estimator is pickled).
     n_iter_, converged_, solver_
@@ -295,6 +411,24 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
         if self.loss == "brier":
             return 1 + tau + cp.sum(cp.square(excess), axis=1) / 4, []
         return 1 + tau, [cp.sum(excess, axis=1) <= 1]
+
+    def _match_mean(self, Q, Theta, w):
+        """Mix ``Q`` with one constant distribution ``pi`` so the class marginals equal the labels'
+        (the smallest weight ``s`` that keeps ``pi`` in the simplex)."""
+        mean_q, mean_y = w @ Q, w @ Theta
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(mean_q > 0, mean_y / mean_q, np.inf)
+        s = max(0.0, 1.0 - float(ratio.min()))
+        if s == 0.0:
+            return Q
+        pi = np.maximum(mean_y - (1.0 - s) * mean_q, 0.0)
+        return (1.0 - s) * Q + s * pi / pi.sum()
+
+    def _labels_in_set(self, Theta):
+        return True
+
+    def _recession(self, Z, Theta):
+        return None  # F(f) - f_y >= 0: Eq. 21 is bounded below (its infimum may not be attained)
 
     def fit(self, X, y, sample_weight=None):
         """Solve Eq. 21 for ``A`` on ``X`` (n, d), labels ``y``, optional sample weights."""
@@ -371,7 +505,7 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
     ----------
     A_ : ndarray of shape (1, n_features + fit_intercept)
     coef_, intercept_ : the predictor's weights ``A_ / 2`` (exact for ``rho=None``).
-    game_, uncertainty_, objective_, program_, n_iter_, converged_, solver_
+    game_, uncertainty_, objective_, duality_gap_, program_, n_iter_, converged_, solver_
     """
 
     _pinned = False
@@ -410,6 +544,37 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
         if self.rho is None:
             return cp.square(z) / 4, []
         return self.rho**2 + cp.huber(z / 2, self.rho), []
+
+    _unbounded_hint = "rho is small next to the targets; increase rho or the radius."
+
+    def _match_mean(self, M, Theta, w):
+        """Move the conditional means ``M`` so their average equals the targets': a shift for
+        ``rho=None``; else a mix with a constant in ``[-rho, rho]`` (None when none exists)."""
+        mean_m, mean_y = float(w @ M[:, 0]), float(w @ Theta[:, 0])
+        if self.rho is None:
+            return M + (mean_y - mean_m)
+        rho = self.rho
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = max(
+                0.0,
+                (mean_y - mean_m) / (rho - mean_m) if mean_y > mean_m else 0.0,
+                (mean_m - mean_y) / (rho + mean_m) if mean_y < mean_m else 0.0,
+            )
+        if not s <= 1.0:
+            return None
+        if s == 0.0:
+            return M
+        return (1.0 - s) * M + (mean_y - (1.0 - s) * mean_m)
+
+    def _labels_in_set(self, Theta):
+        return self.rho is None or bool(np.all(np.abs(Theta) <= self.rho))
+
+    def _recession(self, Z, Theta):
+        import cvxpy as cp
+
+        if self.rho is None:  # F grows quadratically: Eq. 21 is bounded below
+            return None
+        return self.rho * cp.abs(Z[:, 0]) - cp.multiply(Theta[:, 0], Z[:, 0])
 
     def fit(self, X, y, sample_weight=None):
         """Solve Eq. 21 with ``theta(Y) = Y`` on ``X`` (n, d) and real targets ``y``."""
