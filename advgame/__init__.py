@@ -4,9 +4,10 @@ A loss matrix, a feature map, an uncertainty set and a polytope define a game; a
 exactly (HiGHS / cvxpy) or through closed-form fast paths.  See DESIGN §6 for the public names.
 """
 
-from . import closed_forms, datasets, losses, vertices
+from . import closed_forms, datasets, inference, losses, vertices
 from .exceptions import NotApplicableError, SizeLimitError, SolverError
 from .game import Game
+from .graph import GraphGame
 from .losses import LossMatrix
 from .models import (
     AdversarialClassifier,
@@ -25,6 +26,7 @@ __all__ = [
     "robust_feature_selection",
     "Exact",
     "Game",
+    "GraphGame",
     "NormBall",
     "SoftMoments",
     "LossMatrix",
@@ -33,6 +35,7 @@ __all__ = [
     "SolverError",
     "closed_forms",
     "datasets",
+    "inference",
     "losses",
     "vertices",
     "__version__",

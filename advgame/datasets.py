@@ -17,7 +17,7 @@ from importlib import resources
 
 import numpy as np
 
-__all__ = ["Dataset", "list_datasets", "load", "quantile_bins"]
+__all__ = ["Dataset", "list_datasets", "load", "make_ordinal_sequences", "quantile_bins"]
 
 
 @dataclass
@@ -111,3 +111,141 @@ def quantile_bins(y, n_bins=5):
         raise ValueError(f"n_bins must be an integer >= 2; got {n_bins!r}.")
     edges = np.quantile(y, np.linspace(0, 1, n_bins + 1)[1:-1])
     return np.digitize(y, edges, right=True), edges
+
+
+#: Fixed constants of :func:`make_ordinal_sequences` (documented in its docstring).
+_ORDINAL_START_AT_ZERO = 0.8
+_ORDINAL_UP_PROBABILITY = 0.75
+_ORDINAL_FEATURE_NOISE = 0.5
+_ORDINAL_MEAN_OFFSET = 0.1
+
+
+def _check_count(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+
+
+def _check_probability(name, value, upper_open):
+    bound = "[0, 1)" if upper_open else "[0, 1]"
+    try:
+        ok = 0.0 <= float(value) and (float(value) < 1.0 if upper_open else float(value) <= 1.0)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be a probability in {bound}; got {value!r}.")
+
+
+def make_ordinal_sequences(
+    n_sequences=200,
+    length=(8, 16),
+    n_features=6,
+    n_labels=3,
+    noise=0.1,
+    transition_stickiness=0.8,
+    random_state=None,
+):
+    r"""Synthetic sequences with ordinal labels that rise over time (e.g. emotion intensity).
+
+    Each sequence mimics an expression that starts neutral and builds up to an apex
+    (``0 < 1 < ... < n_labels - 1``).  For sequence ``s`` of length ``T_s`` (drawn uniformly from
+    the integers ``length[0]..length[1]``, both included):
+
+    * **Labels** form a Markov chain.  ``y_0 = 0`` with probability 0.8, otherwise uniform on
+      ``1..n_labels-1``; then, with ``rho = transition_stickiness``,
+
+      .. math::  y_{t+1} = \begin{cases} y_t & \text{with probability } \rho, \\
+                 \min(y_t + 1, K - 1) & \text{with probability } 0.75 (1 - \rho), \\
+                 \max(y_t - 1, 0) & \text{with probability } 0.25 (1 - \rho), \end{cases}
+
+      so moves are one ordinal step, biased upwards, and clipped at the ends (``K = n_labels``).
+    * **Features** are drawn from the clean labels:
+
+      .. math::  X_t = \mu_{y_t} + 0.5\, \varepsilon_t, \qquad \varepsilon_t \sim N(0, I), \qquad
+                 \mu_c = c\, u + 0.1\, \delta_c ,
+
+      with one random unit ``direction`` ``u`` and small offsets ``delta_c ~ N(0, I)`` shared by
+      all sequences, so the classes are ordered along ``u`` (consecutive means about 1 apart).
+    * **Label noise**: each returned label is replaced, independently with probability
+      ``noise``, by a label drawn uniformly from the other ``n_labels - 1`` values (the noisy
+      annotations that motivate robust prediction).  ``X`` is not changed.
+
+    Parameters
+    ----------
+    n_sequences : int, default=200
+        Number of sequences, ``>= 1``.
+    length : int or (int, int), default=(8, 16)
+        Inclusive range of sequence lengths ``(min, max)`` with ``1 <= min <= max``; an integer
+        gives every sequence that length.
+    n_features : int, default=6
+        Feature dimension, ``>= 1``.
+    n_labels : int, default=3
+        Number of ordered labels ``K``, ``>= 2``.
+    noise : float in [0, 1), default=0.1
+        Probability of corrupting each label.
+    transition_stickiness : float in [0, 1], default=0.8
+        Probability ``rho`` that the clean label stays the same from one step to the next.
+    random_state : int, numpy.random.Generator or None, default=None
+        Seed or generator (passed to :func:`numpy.random.default_rng`).
+
+    Returns
+    -------
+    X_list : list of ndarray of shape (T_s, n_features), float64
+    y_list : list of ndarray of shape (T_s,), int64
+        Labels in ``0..n_labels-1`` (after label noise).
+
+    Raises
+    ------
+    ValueError
+        For a non-positive size, ``n_labels < 2``, a bad ``length`` range, ``noise`` outside
+        ``[0, 1)`` or ``transition_stickiness`` outside ``[0, 1]``.
+    """
+    _check_count("n_sequences", n_sequences, 1)
+    _check_count("n_features", n_features, 1)
+    _check_count("n_labels", n_labels, 2)
+    _check_probability("noise", noise, upper_open=True)
+    _check_probability("transition_stickiness", transition_stickiness, upper_open=False)
+    if isinstance(length, (int, np.integer)) and not isinstance(length, bool):
+        length = (length, length)
+    try:
+        low, high = length
+    except (TypeError, ValueError):
+        low = high = None
+    for value in (low, high):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(
+                f"length must be a positive integer or a pair (min, max) of integers with "
+                f"1 <= min <= max; got {length!r}."
+            )
+    if not 1 <= low <= high:
+        raise ValueError(f"length must satisfy 1 <= min <= max; got (min, max) = {tuple(length)}.")
+
+    rng = np.random.default_rng(random_state)
+    direction = rng.standard_normal(n_features)
+    direction /= np.linalg.norm(direction)
+    means = np.arange(n_labels)[:, None] * direction[None, :]
+    means += _ORDINAL_MEAN_OFFSET * rng.standard_normal((n_labels, n_features))
+    lengths = rng.integers(low, high + 1, size=n_sequences)
+
+    # Clean chains for all sequences at once: padded to the longest length, then cut.
+    longest = int(lengths.max())
+    start_up = rng.random(n_sequences) >= _ORDINAL_START_AT_ZERO
+    starts = np.where(start_up, rng.integers(1, n_labels, size=n_sequences), 0)
+    moves = rng.random((n_sequences, longest - 1))
+    stay = moves < transition_stickiness
+    up = moves < transition_stickiness + _ORDINAL_UP_PROBABILITY * (1.0 - transition_stickiness)
+    steps = np.where(stay, 0, np.where(up, 1, -1))
+    clean = np.empty((n_sequences, longest), dtype=np.int64)
+    clean[:, 0] = starts
+    for t in range(1, longest):  # clipping makes the chain sequential in t (not in sequences)
+        clean[:, t] = np.clip(clean[:, t - 1] + steps[:, t - 1], 0, n_labels - 1)
+
+    features = means[clean] + _ORDINAL_FEATURE_NOISE * rng.standard_normal(
+        (n_sequences, longest, n_features)
+    )
+    flip = rng.random((n_sequences, longest)) < noise
+    shift = rng.integers(1, n_labels, size=(n_sequences, longest))
+    noisy = np.where(flip, (clean + shift) % n_labels, clean)
+
+    X_list = [features[s, :T].copy() for s, T in enumerate(lengths)]
+    y_list = [noisy[s, :T].copy() for s, T in enumerate(lengths)]
+    return X_list, y_list
