@@ -23,20 +23,20 @@ reports its duality gap and falls back to the LP when the gap does not close.
 """
 
 import itertools
+import numbers
 import threading
 from dataclasses import dataclass
 
-import highspy
 import networkx as nx
 import numpy as np
 from scipy import sparse
 
-from ._validation import check_finite
-from .exceptions import NotApplicableError, SizeLimitError, SolverError
+from ._validation import check_finite, check_real
+from .exceptions import NotApplicableError, SizeLimitError
 from .game import Game
 from .inference import check_graph, rooted_forest
 from .losses import as_loss_matrix
-from .oracle import LP_TOLERANCE
+from .oracle import highs_model, run_warm
 
 __all__ = [
     "GraphGame",
@@ -201,26 +201,15 @@ class _GraphLP:
             )
             blocks.append(loss + value)
             lower.append(np.zeros(l))
-            upper.append(np.full(l, highspy.kHighsInf))
+            upper.append(np.full(l, np.inf))
         A = sparse.vstack(blocks).tocsc()
-        inf = highspy.kHighsInf
-        lp = highspy.HighsLp()
-        lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
-        lp.col_cost_ = np.r_[np.zeros(n_mu), np.ones(n)]
-        lp.col_lower_ = np.r_[np.zeros(n_mu), np.full(n, -inf)]
-        lp.col_upper_ = np.full(A.shape[1], inf)
-        lp.row_lower_ = np.concatenate(lower)
-        lp.row_upper_ = np.concatenate(upper)
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = A.indices.astype(np.int32)
-        lp.a_matrix_.value_ = A.data.astype(float)
-        lp.sense_ = highspy.ObjSense.kMaximize
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("primal_feasibility_tolerance", LP_TOLERANCE)
-        h.setOptionValue("dual_feasibility_tolerance", LP_TOLERANCE)
-        h.passModel(lp)
+        h = highs_model(
+            A,
+            np.r_[np.zeros(n_mu), np.ones(n)],
+            (np.r_[np.zeros(n_mu), np.full(n, -np.inf)], np.full(A.shape[1], np.inf)),
+            (np.concatenate(lower), np.concatenate(upper)),
+            maximize=True,
+        )
         self.loss_rows = A.shape[0] - n * l
         return h
 
@@ -245,16 +234,7 @@ class _GraphLP:
             mu_costs = self.costs(psi, Psi)
             columns = np.arange(mu_costs.size, dtype=np.int32)
             h.changeColsCost(mu_costs.size, columns, mu_costs)
-            h.run()
-            status = h.getModelStatus()
-            if status != highspy.HighsModelStatus.kOptimal:
-                h.clearSolver()
-                h.run()
-                status = h.getModelStatus()
-            if status != highspy.HighsModelStatus.kOptimal:
-                raise SolverError(
-                    f"HiGHS did not solve the graph game LP: '{h.modelStatusToString(status)}'."
-                )
+            run_warm(h, "the graph game LP")
             solution = h.getSolution()
             x = np.asarray(solution.col_value)
             duals = -np.asarray(solution.row_dual)[self.loss_rows :]
@@ -297,21 +277,14 @@ class _Transport:
         A = sparse.csc_matrix(
             (np.ones(keep.sum()), (rows[keep], cols[keep])), shape=(2 * k - 1, k * k)
         )
-        lp = highspy.HighsLp()
-        lp.num_col_, lp.num_row_ = k * k, 2 * k - 1
-        lp.col_cost_ = np.zeros(k * k)
-        lp.col_lower_ = np.zeros(k * k)
-        lp.col_upper_ = np.full(k * k, highspy.kHighsInf)
-        lp.row_lower_ = lp.row_upper_ = np.zeros(2 * k - 1)
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = A.indices.astype(np.int32)
-        lp.a_matrix_.value_ = A.data.astype(float)
-        lp.sense_ = highspy.ObjSense.kMaximize
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.passModel(lp)
-        return h
+        zeros = np.zeros(2 * k - 1)
+        return highs_model(
+            A,
+            np.zeros(k * k),
+            (np.zeros(k * k), np.full(k * k, np.inf)),
+            (zeros, zeros),
+            maximize=True,
+        )
 
     def solve(self, C, a, b):
         if self._highs is None:
@@ -321,9 +294,7 @@ class _Transport:
         rows = np.arange(2 * k - 1, dtype=np.int32)
         h.changeRowsBounds(2 * k - 1, rows, marginals, marginals)
         h.changeColsCost(k * k, np.arange(k * k, dtype=np.int32), C.ravel())
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            raise SolverError("HiGHS did not solve an edge's optimal-transport LP (Eq. 9).")
+        run_warm(h, "an edge's optimal-transport LP (seed 002 Eq. 9)")
         return np.clip(np.asarray(h.getSolution().col_value).reshape(k, k), 0.0, None)
 
 
@@ -449,6 +420,7 @@ class GraphGame:
 
     @property
     def n_labels(self):
+        """Number of labels ``k`` per node."""
         return self.loss.n_labels
 
     @property
@@ -490,6 +462,9 @@ class GraphGame:
         """
         if method not in GRAPH_METHODS:
             raise ValueError(f"method must be one of {GRAPH_METHODS}; got {method!r}.")
+        if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+            raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}.")
+        check_real("tol", tol, low=0.0, strict=True)
         psi, Psi = self.check_potentials(node_potentials, edge_potentials)
         if method == "auto":
             method = self.fast_path or "lp"

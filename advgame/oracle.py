@@ -14,13 +14,68 @@ import threading
 
 import highspy
 import numpy as np
+from scipy import sparse
 
 from .exceptions import SolverError
 
-__all__ = ["LPOracle", "LP_TOLERANCE"]
+__all__ = ["LPOracle", "LP_TOLERANCE", "highs_model", "run_warm"]
 
 #: Primal and dual feasibility tolerance passed to HiGHS.
 LP_TOLERANCE = 1e-10
+
+
+def highs_model(
+    A,
+    cost,
+    col_bounds,
+    row_bounds,
+    *,
+    maximize=False,
+    tolerance=LP_TOLERANCE,
+    verbose=False,
+    presolve=True,
+):
+    """A ``highspy.Highs`` holding ``opt cost^T x`` s.t. ``row_lower <= A x <= row_upper``,
+    ``col_lower <= x <= col_upper`` (every HiGHS model of the package is built here).
+
+    Infinite bounds may be given as ``numpy.inf``; ``A`` is any scipy sparse or dense matrix.
+    """
+    A = sparse.csc_matrix(A)
+    infinity = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_row_, lp.num_col_ = A.shape
+    lp.col_cost_ = np.asarray(cost, dtype=float)
+    lp.col_lower_, lp.col_upper_ = (np.clip(b, -infinity, infinity) for b in col_bounds)
+    lp.row_lower_, lp.row_upper_ = (np.clip(b, -infinity, infinity) for b in row_bounds)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = A.indices.astype(np.int32)
+    lp.a_matrix_.value_ = A.data.astype(float)
+    if maximize:
+        lp.sense_ = highspy.ObjSense.kMaximize
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("primal_feasibility_tolerance", tolerance)
+    h.setOptionValue("dual_feasibility_tolerance", tolerance)
+    if not presolve:
+        h.setOptionValue("presolve", "off")
+    h.passModel(lp)
+    return h
+
+
+def run_warm(h, what):
+    """Run ``h`` from its previous basis; on failure retry once from scratch, then raise a
+    :class:`SolverError` naming ``what`` was being solved."""
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        h.clearSolver()
+        h.run()
+    status = h.getModelStatus()
+    if status != highspy.HighsModelStatus.kOptimal:
+        raise SolverError(
+            f"HiGHS did not solve {what}: status '{h.modelStatusToString(status)}' (after a cold "
+            "restart)."
+        )
 
 
 class LPOracle:
@@ -47,46 +102,18 @@ class LPOracle:
 
     def _build(self):
         l, k = self.matrix.shape
-        inf = highspy.kHighsInf
-        lp = highspy.HighsLp()
-        lp.num_col_ = k + 1
-        lp.num_row_ = l + 1
-        lp.col_cost_ = np.r_[np.zeros(k), 1.0]
-        lp.col_lower_ = np.r_[np.zeros(k), -inf]
-        lp.col_upper_ = np.full(k + 1, inf)
-        lp.row_lower_ = np.r_[np.zeros(l), 1.0]
-        lp.row_upper_ = np.r_[np.full(l, inf), 1.0]
         A = np.zeros((l + 1, k + 1))
         A[:l, :k] = self.matrix
         A[:l, k] = -1.0
         A[l, :k] = 1.0
-        cols, rows = np.nonzero(A.T)  # column-wise (CSC) order
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = np.searchsorted(cols, np.arange(k + 2)).astype(np.int32)
-        lp.a_matrix_.index_ = rows.astype(np.int32)
-        lp.a_matrix_.value_ = A[rows, cols]
-        lp.sense_ = highspy.ObjSense.kMaximize
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("primal_feasibility_tolerance", LP_TOLERANCE)
-        h.setOptionValue("dual_feasibility_tolerance", LP_TOLERANCE)
-        h.setOptionValue("presolve", "off")
-        h.passModel(lp)
-        return h
-
-    @staticmethod
-    def _run(h, f):
-        """Run from the previous basis; on failure retry once from scratch, then raise."""
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            h.clearSolver()
-            h.run()
-        status = h.getModelStatus()
-        if status != highspy.HighsModelStatus.kOptimal:
-            raise SolverError(
-                f"HiGHS did not solve the game LP: status '{h.modelStatusToString(status)}' "
-                f"(after a cold restart). Potentials: {f!r}."
-            )
+        return highs_model(
+            A,
+            np.r_[np.zeros(k), 1.0],
+            (np.r_[np.zeros(k), -np.inf], np.full(k + 1, np.inf)),
+            (np.r_[np.zeros(l), 1.0], np.r_[np.full(l, np.inf), 1.0]),
+            maximize=True,
+            presolve=False,
+        )
 
     def solve(self, F):
         """Solve the game for every row of ``F`` (shape (n, k)).
@@ -113,7 +140,7 @@ class LPOracle:
             h = self._highs
             for i in range(n):
                 h.changeColsCost(k, columns, F[i] - shift[i])
-                self._run(h, F[i])
+                run_warm(h, f"the game LP for potentials {F[i]!r}")
                 solution = h.getSolution()
                 value[i] = h.getInfo().objective_function_value + shift[i]
                 Q[i] = solution.col_value[:k]

@@ -111,6 +111,33 @@ def test_dual_decomposition_is_certified_or_falls_back(k, loss_name):
             assert -1e-9 <= fast.gap <= 1e-9 * max(1.0, abs(fast.value))
 
 
+@pytest.mark.parametrize("k", [2, 3, 6])
+def test_edge_transport_matches_scipy_linprog(k):
+    """The per-edge optimal transport of Eq. 9 (persistent HiGHS model) against scipy's LP,
+    with ties in the costs, a degenerate (one-point) marginal and magnitudes up to 1e6."""
+    from scipy.optimize import linprog
+
+    from advgame.graph import _Transport
+
+    rng = np.random.default_rng(k)
+    transport = _Transport(k)
+    rows = np.kron(np.eye(k), np.ones(k))
+    columns = np.tile(np.eye(k), k)
+    cases = [
+        (rng.normal(size=(k, k)), rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))),
+        (np.ones((k, k)), rng.dirichlet(np.ones(k)), np.eye(k)[0]),
+        (1e6 * rng.normal(size=(k, k)), np.full(k, 1.0 / k), rng.dirichlet(np.ones(k))),
+    ]
+    for C, a, b in cases:
+        plan = transport.solve(C, a, b)
+        np.testing.assert_allclose(plan.sum(axis=1), a, atol=1e-9)
+        np.testing.assert_allclose(plan.sum(axis=0), b, atol=1e-9)
+        reference = linprog(
+            -C.ravel(), A_eq=np.vstack([rows, columns]), b_eq=np.r_[a, b], method="highs"
+        )
+        assert np.sum(C * plan) == pytest.approx(-reference.fun, rel=1e-9, abs=1e-9)
+
+
 def test_dual_decomposition_needs_a_forest():
     game = ag.GraphGame(ag.losses.zero_one(2), nx.cycle_graph(5))
     assert game.fast_path is None
@@ -160,6 +187,10 @@ def test_treewidth_limit_and_bad_inputs():
         game.score(np.zeros((3, 3)), np.zeros((2, 3, 3)), np.array([0, 1, 3]))
     with pytest.raises(ValueError, match="method"):
         game.value(np.zeros((3, 3)), np.zeros((2, 3, 3)), method="bp")
+    with pytest.raises(ValueError, match="max_iter"):
+        game.solve(np.zeros((3, 3)), np.zeros((2, 3, 3)), max_iter=0)
+    with pytest.raises(ValueError, match="tol"):
+        game.solve(np.zeros((3, 3)), np.zeros((2, 3, 3)), tol=-1.0)
 
 
 def test_pickle_round_trip():
