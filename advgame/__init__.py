@@ -4,15 +4,17 @@ A loss matrix, a feature map, an uncertainty set and a polytope define a game; a
 exactly (HiGHS / cvxpy) or through closed-form fast paths.  See DESIGN §6 for the public names.
 """
 
-from . import closed_forms, datasets, inference, losses, vertices
+from . import closed_forms, datasets, inference, losses, uncertainty, vertices
 from .exceptions import NotApplicableError, SizeLimitError, SolverError
 from .game import Game
 from .graph import GraphGame
 from .losses import LossMatrix
 from .models import (
     AdversarialClassifier,
+    AdversarialGraphicalModel,
     MinimaxClassifier,
     MinimaxRegressor,
+    StructuredSVM,
     robust_feature_selection,
 )
 from .uncertainty import Exact, NormBall, SoftMoments
@@ -21,6 +23,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AdversarialClassifier",
+    "AdversarialGraphicalModel",
+    "StructuredSVM",
     "MinimaxClassifier",
     "MinimaxRegressor",
     "robust_feature_selection",
@@ -37,6 +41,7 @@ __all__ = [
     "datasets",
     "inference",
     "losses",
+    "uncertainty",
     "vertices",
     "__version__",
 ]

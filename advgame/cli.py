@@ -20,6 +20,12 @@ Subcommands
 ``advgame bench minimax``
     Seed 001's high-dimensional experiment and breast cancer: mmSVM, mmBC, mmRBC next to
     LinearSVC and logistic regression (:mod:`advgame.benchmarks.minimax`).
+``advgame bench graph``
+    Time per example of the graph game (seed 002) by the LP, dual decomposition and brute force
+    on chains, a tree and a grid, with DD's certification rate (:mod:`advgame.benchmarks.graph`).
+``advgame bench graphical``
+    Seed 002's Table 1 protocol on synthetic ordinal sequences: the adversarial graphical model
+    next to a CRF and a structured SVM under six node losses (:mod:`advgame.benchmarks.graphical`).
 
 Labels and actions are numbered from 0, as in the printed loss matrix.
 """
@@ -51,6 +57,19 @@ LOSSES = {
     "squared": losses.squared,
     "abstain": losses.abstain,
 }
+
+#: ``advgame bench NAME``: (name, summary, what ``--quick`` does); modules in advgame.benchmarks.
+BENCHMARKS = (
+    ("oracle", "closed forms vs vertex tables vs LPs", "fewer rows and repeats"),
+    ("train", "AdversarialClassifier vs scikit-learn", "2,000-row subsamples (for tests)"),
+    ("minimax", "seed 001's experiments (mmSVM, mmBC, mmRBC)", "1 run, coarse grid (for tests)"),
+    ("graph", "graph games: LP vs dual decomposition vs brute", "2 examples, small k (for tests)"),
+    (
+        "graphical",
+        "seed 002's Table 1 protocol: AGM vs CRF vs SSVM",
+        "30 sequences, 2 splits, one strength",
+    ),
+)
 
 DEMO_GAMES = (
     ("zero-one loss, k=4", lambda: losses.zero_one(4), (1.0, 0.8, -0.5, 0.2)),
@@ -347,7 +366,7 @@ def cmd_demo(args):
 
 
 def cmd_bench(args):
-    """``advgame bench oracle|train|minimax``: see :mod:`advgame.benchmarks`."""
+    """``advgame bench NAME`` (:data:`BENCHMARKS`): see :mod:`advgame.benchmarks`."""
     from importlib import import_module
 
     import_module(f".benchmarks.{args.benchmark}", __package__).run(quick=args.quick, out=args.out)
@@ -401,18 +420,11 @@ def build_parser():
 
     bench = commands.add_parser("bench", help="benchmarks")
     benchmarks = bench.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
-    oracle = benchmarks.add_parser("oracle", help="closed forms vs vertex tables vs LPs")
-    oracle.add_argument("--quick", action="store_true", help="fewer rows and repeats")
-    oracle.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
-    oracle.set_defaults(run=cmd_bench)
-    train = benchmarks.add_parser("train", help="AdversarialClassifier vs scikit-learn")
-    train.add_argument("--quick", action="store_true", help="2,000-row subsamples (for tests)")
-    train.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
-    train.set_defaults(run=cmd_bench)
-    minimax = benchmarks.add_parser("minimax", help="seed 001's experiments (mmSVM, mmBC, mmRBC)")
-    minimax.add_argument("--quick", action="store_true", help="2 runs instead of 20 (for tests)")
-    minimax.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
-    minimax.set_defaults(run=cmd_bench)
+    for name, summary, quick in BENCHMARKS:
+        command = benchmarks.add_parser(name, help=summary)
+        command.add_argument("--quick", action="store_true", help=quick)
+        command.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
+        command.set_defaults(run=cmd_bench)
     return parser
 
 

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from advgame.benchmarks import oracle
+from advgame.benchmarks.graphical import METRICS
 from advgame.cli import main
 from advgame.verify import VerificationReport
 
@@ -232,8 +233,41 @@ def test_bench_minimax_quick_writes_json(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "mmSVM" in printed and "paper" in printed
     records = json.loads(out.read_text())["records"]
-    assert [r["problem"] for r in records] == ["synthetic 200x2000", "breast cancer"]
+    assert [r["problem"] for r in records] == [
+        "synthetic 200x2000",
+        "synthetic 200x100 centred",
+        "breast cancer",
+    ]
     for record in records:
         for model in ("mmSVM", "mmBC", "mmRBC", "LinearSVC", "LogisticRegression"):
             assert 0.0 <= record[model][0] <= 100.0
-    assert records[1]["mmBC"][0] < 15.0  # breast cancer is easy for every linear model
+    assert records[2]["mmBC"][0] < 15.0  # breast cancer is easy for every linear model
+
+
+def test_bench_graph_quick_writes_json(tmp_path, capsys):
+    out = tmp_path / "graph.json"
+    assert main(["bench", "graph", "--quick", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "DD/LP" in printed and "brute/LP" in printed
+    records = json.loads(out.read_text())["records"]
+    assert {r["graph"] for r in records} == {"chain 6", "chain 50", "tree 50", "grid 4x4"}
+    for r in records:
+        assert r["lp_ms"] > 0
+        forest = r["graph"] != "grid 4x4"
+        assert (r["dd_ms"] is not None) == forest  # no decomposition with cycles
+        assert (r["brute_ms"] is not None) == (r["k"] ** r["nodes"] <= 5_000)
+        if forest:  # every example certified by the decomposition itself, close to the LP
+            assert r["dd_certified"] == r["examples"] and r["dd_dev"] <= 1e-6
+
+
+def test_bench_graphical_quick_writes_json(tmp_path, capsys):
+    out = tmp_path / "graphical.json"
+    assert main(["bench", "graphical", "--quick", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "AGM exact" in printed and "CRF" in printed and "SSVM" in printed
+    records = json.loads(out.read_text())["records"]
+    assert [r["metric"] for r in records] == [m[0] for m in METRICS]
+    for record in records:
+        for model in ("AGM exact", "AGM SGD", "CRF", "SSVM"):
+            mean, spread, _ = record[model]
+            assert 0.0 <= mean < 2.0 and spread >= 0.0  # a node loss of at most 4 (squared)

@@ -53,30 +53,37 @@ def test_graph_game_equals_brute_force(graph_name, k, loss_name):
     weights[0] = 0.0  # a node that does not count
     game = ag.GraphGame(L, graph, node_weights=weights)
     assert game.exact
+    methods = ["lp"] + ([game.fast_path] if game.fast_path else [])
     for scale in (0.3, 3.0):
         psi, Psi = _potentials(graph, k, rng, scale)
         reference = brute_force_game(L, graph, psi, Psi, weights)
-        solution = game.solve(psi, Psi, method="lp")
-        assert solution.value == pytest.approx(reference, abs=1e-8)
-        # the adversary's marginals are consistent and attain the value
-        q, Q = solution.node_marginals, solution.edge_marginals
-        np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-9)
-        for e, (i, j) in enumerate(graph.edges()):
-            np.testing.assert_allclose(Q[e].sum(axis=1), q[i], atol=1e-9)
-            np.testing.assert_allclose(Q[e].sum(axis=0), q[j], atol=1e-9)
-        attained = weights @ np.min(q @ np.asarray(L).T, axis=1) + np.sum(psi * q) + np.sum(Psi * Q)
-        assert attained == pytest.approx(reference, abs=1e-8)
-        # the predictor's node marginals guarantee the value against every joint labeling
-        P = solution.predictor
-        np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-9)
-        labelings = np.indices((k,) * graph.number_of_nodes()).reshape(graph.number_of_nodes(), -1)
-        expected_loss = sum(
-            weights[i] * (P[i] @ np.asarray(L))[labelings[i]] for i in range(len(weights))
-        )
-        scores = psi[np.arange(len(weights))[:, None], labelings].sum(axis=0)
-        for e, (i, j) in enumerate(graph.edges()):
-            scores = scores + Psi[e][labelings[i], labelings[j]]
-        assert np.max(expected_loss + scores) == pytest.approx(reference, abs=1e-7)
+        for method in methods:
+            solution = game.solve(psi, Psi, method=method)
+            assert solution.method == method  # the decomposition certifies these small games
+            assert solution.value == pytest.approx(reference, abs=1e-8)
+            # the adversary's marginals are consistent and attain the value
+            q, Q = solution.node_marginals, solution.edge_marginals
+            np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-9)
+            for e, (i, j) in enumerate(graph.edges()):
+                np.testing.assert_allclose(Q[e].sum(axis=1), q[i], atol=1e-9)
+                np.testing.assert_allclose(Q[e].sum(axis=0), q[j], atol=1e-9)
+            attained = (
+                weights @ np.min(q @ np.asarray(L).T, axis=1) + np.sum(psi * q) + np.sum(Psi * Q)
+            )
+            assert attained == pytest.approx(reference, abs=1e-8)
+            # the predictor's node marginals guarantee the value against every joint labeling
+            P = solution.predictor
+            np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-9)
+            labelings = np.indices((k,) * graph.number_of_nodes()).reshape(
+                graph.number_of_nodes(), -1
+            )
+            expected_loss = sum(
+                weights[i] * (P[i] @ np.asarray(L))[labelings[i]] for i in range(len(weights))
+            )
+            scores = psi[np.arange(len(weights))[:, None], labelings].sum(axis=0)
+            for e, (i, j) in enumerate(graph.edges()):
+                scores = scores + Psi[e][labelings[i], labelings[j]]
+            assert np.max(expected_loss + scores) == pytest.approx(reference, abs=1e-7)
 
 
 @pytest.mark.parametrize("graph_name", ["cycle5", "k4"])
@@ -111,31 +118,35 @@ def test_dual_decomposition_is_certified_or_falls_back(k, loss_name):
             assert -1e-9 <= fast.gap <= 1e-9 * max(1.0, abs(fast.value))
 
 
-@pytest.mark.parametrize("k", [2, 3, 6])
-def test_edge_transport_matches_scipy_linprog(k):
-    """The per-edge optimal transport of Eq. 9 (persistent HiGHS model) against scipy's LP,
-    with ties in the costs, a degenerate (one-point) marginal and magnitudes up to 1e6."""
-    from scipy.optimize import linprog
+@pytest.mark.parametrize("k", [3, 5, 10])
+@pytest.mark.parametrize("loss_name", ["zero_one", "ordinal", "squared"])
+def test_dual_decomposition_certifies_chains_of_50(k, loss_name):
+    """The issue's requirement: on random chains of 50 nodes the decomposition agrees with the
+    LP within 1e-6, its reported gap bounds the difference, and it certifies by itself (no LP
+    fallback).  Measured: every one of 216 chains (k = 3..10, the three losses, potential scales
+    0.1, 1 and 10) and 504 smaller forests certified, with gaps below 1e-12, so all must here."""
+    from advgame.inference import max_sum
 
-    from advgame.graph import _Transport
-
-    rng = np.random.default_rng(k)
-    transport = _Transport(k)
-    rows = np.kron(np.eye(k), np.ones(k))
-    columns = np.tile(np.eye(k), k)
-    cases = [
-        (rng.normal(size=(k, k)), rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))),
-        (np.ones((k, k)), rng.dirichlet(np.ones(k)), np.eye(k)[0]),
-        (1e6 * rng.normal(size=(k, k)), np.full(k, 1.0 / k), rng.dirichlet(np.ones(k))),
-    ]
-    for C, a, b in cases:
-        plan = transport.solve(C, a, b)
-        np.testing.assert_allclose(plan.sum(axis=1), a, atol=1e-9)
-        np.testing.assert_allclose(plan.sum(axis=0), b, atol=1e-9)
-        reference = linprog(
-            -C.ravel(), A_eq=np.vstack([rows, columns]), b_eq=np.r_[a, b], method="highs"
-        )
-        assert np.sum(C * plan) == pytest.approx(-reference.fun, rel=1e-9, abs=1e-9)
+    rng = np.random.default_rng(50 + k)
+    graph = nx.path_graph(50)
+    L = getattr(ag.losses, loss_name)(k)
+    game = ag.GraphGame(L, graph)
+    for scale in (0.1, 1.0, 10.0):
+        psi, Psi = _potentials(graph, k, rng, scale)
+        exact = game.solve(psi, Psi, method="lp")
+        fast = game.solve(psi, Psi, method="dual_decomposition")
+        assert fast.method == "dual_decomposition"
+        assert fast.gap >= -1e-9  # D(lambda) >= value >= primal, up to rounding
+        assert fast.gap <= ag.graph.DD_TOL * max(1.0, abs(fast.value))
+        error = abs(fast.value - exact.value)
+        assert error <= 1e-6
+        assert error <= max(fast.gap, 0.0) + 1e-9 * max(1.0, abs(exact.value))  # LP's own accuracy
+        q, Q = fast.node_marginals, fast.edge_marginals
+        np.testing.assert_allclose(Q.sum(axis=2), q[:-1], atol=1e-12)
+        np.testing.assert_allclose(Q.sum(axis=1), q[1:], atol=1e-12)
+        # the predictor guarantees the value against every labeling (the worst by Viterbi)
+        _, worst = max_sum(graph, psi + fast.predictor @ L.matrix, Psi)
+        assert worst == pytest.approx(fast.value, abs=1e-8 * max(1.0, abs(fast.value)))
 
 
 def test_dual_decomposition_needs_a_forest():

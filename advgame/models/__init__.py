@@ -1,6 +1,7 @@
 """scikit-learn estimators built on the games."""
 
 from .classifier import AdversarialClassifier
+from .graphical import AdversarialGraphicalModel, StructuredSVM
 from .minimax import (
     FeatureSelection,
     MinimaxClassifier,
@@ -10,6 +11,8 @@ from .minimax import (
 
 __all__ = [
     "AdversarialClassifier",
+    "AdversarialGraphicalModel",
+    "StructuredSVM",
     "FeatureSelection",
     "MinimaxClassifier",
     "MinimaxRegressor",

@@ -9,12 +9,14 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 __all__ = ["check_iteration_params", "check_weights", "check_classification_fit"]
 
 
-def check_iteration_params(estimator, integers=("max_iter",)):
-    """``integers`` must be integers >= 1 and ``tol`` a finite positive number."""
+def check_iteration_params(estimator, integers=("max_iter",), check_tol=True):
+    """``integers`` must be integers >= 1 and (if ``check_tol``) ``tol`` a finite positive number."""
     for name in integers:
         value = getattr(estimator, name)
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
+    if not check_tol:
+        return
     tol = estimator.tol
     if (
         not isinstance(tol, numbers.Real)

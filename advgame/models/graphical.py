@@ -1,0 +1,805 @@
+r"""Adversarial graphical models and their peers on sequences and graphs (seed 002).
+
+Every example is a graph (a chain by default) with node inputs ``x_i``, optional edge inputs
+``z_e`` and labels ``y_i in {0..k-1}``.  Features decompose over nodes and edges (DESIGN
+Appendix A),
+
+.. math::  \phi(x, y) = \sum_i e_{y_i} \otimes [x_i; 1]
+           + \sum_{e = (i, j)} e_{(y_i, y_j)} \otimes [z_e; 1],
+
+so the potentials ``psi_i = Theta_node^T [x_i; 1]`` (k) and
+``Psi_e = reshape(Theta_edge^T [z_e; 1], (k, k))`` are linear in ``theta`` (without edge inputs
+``Psi_e`` is one learnt table of label-transition weights).  Three models minimise
+
+.. math::  \frac1n \sum_s \big(\mathrm{inner}_s(\psi_s, \Psi_s) - s_\theta(y_s)\big) + R(\theta),
+           \qquad s_\theta(y) = \sum_i \psi_{i, y_i} + \sum_e \Psi_{e, y_i, y_j},
+
+with ``R`` the regulariser of an uncertainty set on the clique (node and edge) moments
+(seed 001 Theorem 3; :mod:`advgame.uncertainty`), and differ only in ``inner``:
+
+* :class:`AdversarialGraphicalModel` (seed 002 Eq. 5): ``inner`` is the value of the graph game
+  :class:`advgame.GraphGame` (the adversary's node and edge marginals ``q, Q`` give the
+  subgradient ``E_q[phi] - phi(y)``); ``loss='log'`` turns the same game into a CRF:
+  ``inner = log Z`` and the marginals come from belief propagation.
+* :class:`StructuredSVM`: ``inner = max_y' [loss(y', y) + s_theta(y')]`` by loss-augmented
+  max-sum (Viterbi on chains), the structured hinge.
+
+Solvers: ``compile`` writes the whole data set's problem as one LP/QP/SOCP by dualising each
+example's inner LP (DESIGN §2), ``subgradient`` is averaged mini-batch AdaGrad calling the
+graph game's fast path (:func:`advgame.solvers.fit_adagrad`), and ``lbfgs`` serves the smooth
+CRF.  Decoding is max-sum on the potentials (seed 002 §3.2.2, non-probabilistic prediction;
+forests by message passing, other graphs by the junction-tree LP).
+"""
+
+import numbers
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from .. import losses
+from ..compile.program import Program
+from ..exceptions import NotApplicableError
+from ..features import FeatureMap
+from ..graph import GRAPH_METHODS, GraphGame
+from ..inference import check_graph, marginals, max_sum
+from ..solvers import fit_adagrad, fit_lbfgs
+from ..uncertainty import SoftMoments, as_uncertainty
+from ._inputs import check_iteration_params
+
+__all__ = ["AdversarialGraphicalModel", "StructuredSVM", "GraphFeatures", "compile_graphical"]
+
+_LOSSES = ("zero_one", "ordinal", "absolute", "squared", "log")
+_SOLVERS = ("auto", "compile", "subgradient", "lbfgs")
+#: ``solver='auto'`` compiles the whole-data program while it has at most this many
+#: adversary marginal entries (sum over examples of ``N k + |E| k^2``).
+AUTO_COMPILE_SIZE = 200_000
+
+
+# ----------------------------------------------------------------------------- features
+class GraphFeatures(FeatureMap):
+    r"""Node and edge features of a pairwise graph model (seed 002 §3.2).
+
+    ``theta = [vec Theta_node, vec Theta_edge]`` with ``Theta_node`` of shape ``(d + 1, k)``
+    (column ``c`` the weights of label ``c``, last row the intercepts) and ``Theta_edge`` of
+    shape ``(d_e + 1, k^2)`` (column ``a k + b`` the weights of the transition ``(a, b)``).
+    Blocks for group norms: one per label (node part) and one per transition (edge part).
+    """
+
+    def __init__(self, n_node_inputs, n_edge_inputs, n_labels):
+        self.n_classes_ = k = int(n_labels)
+        self.n_node_params = (n_node_inputs + 1) * k
+        self.n_params = self.n_node_params + (n_edge_inputs + 1) * k * k
+
+    def _fit(self, X):  # dimensions are fixed at construction
+        return None
+
+    def blocks(self):
+        k, split = self.n_classes_, self.n_node_params
+        node = [np.arange(c, split, k) for c in range(k)]
+        edge = [np.arange(split + t, self.n_params, k * k) for t in range(k * k)]
+        return node + edge
+
+    def potentials(self, theta, X1, Z1):
+        """``psi`` (nodes, k) and ``Psi`` (edges, k, k) of all stacked nodes and edges."""
+        k, split = self.n_classes_, self.n_node_params
+        psi = X1 @ theta[:split].reshape(-1, k)
+        Psi = (Z1 @ theta[split:].reshape(-1, k * k)).reshape(-1, k, k)
+        return psi, Psi
+
+    def adjoint(self, X1, Z1, G_node, G_edge):
+        """The gradient of ``sum G_node . psi + sum G_edge . Psi`` with respect to ``theta``."""
+        k = self.n_classes_
+        return np.concatenate([(X1.T @ G_node).ravel(), (Z1.T @ G_edge.reshape(-1, k * k)).ravel()])
+
+    def design(self, X1, Z1):
+        """Sparse ``D`` with ``[vec psi; vec Psi] = D theta`` (row-major node and edge blocks)."""
+        k = self.n_classes_
+        return sp.block_diag(
+            [
+                sp.kron(sp.csr_matrix(X1), sp.identity(k)),
+                sp.kron(sp.csr_matrix(Z1), sp.identity(k * k)),
+            ],
+            format="csr",
+        )
+
+
+# --------------------------------------------------------------------------------- data
+@dataclass
+class _Group:
+    """Examples sharing one graph: their stacked node rows (n_g, N) and edge rows (n_g, E)."""
+
+    graph: nx.Graph
+    node_weights: np.ndarray
+    examples: np.ndarray
+    nodes: np.ndarray
+    edges: np.ndarray
+
+
+@dataclass
+class _Data:
+    """A list of examples stacked: node inputs ``X1``, edge inputs ``Z1``, labels, groups."""
+
+    X1: np.ndarray
+    Z1: np.ndarray
+    y: np.ndarray
+    weights: np.ndarray
+    groups: list
+    n_examples: int
+    starts: np.ndarray  # first node row of each example
+
+
+def _as_example_list(name, values):
+    if isinstance(values, np.ndarray) and values.dtype != object:
+        raise ValueError(
+            f"{name} must be a list with one array per example (sequence or graph); got a single "
+            f"{values.ndim}-d array."
+        )
+    try:
+        values = list(values)
+    except TypeError:
+        raise ValueError(f"{name} must be a list with one array per example.") from None
+    if not values:
+        raise ValueError(f"{name} must hold at least one example; got an empty list.")
+    return values
+
+
+def _check_inputs(name, values, n_columns=None):
+    """Each element a finite 2-d float array with ``n_columns`` columns."""
+    arrays = []
+    for s, value in enumerate(values):
+        A = np.asarray(value, dtype=np.float64)
+        if A.ndim != 2 or A.shape[0] == 0:
+            raise ValueError(f"{name}[{s}] must be a non-empty 2-d array; got shape {A.shape}.")
+        if not np.all(np.isfinite(A)):
+            raise ValueError(f"{name}[{s}] contains NaN or infinite values.")
+        if n_columns is not None and A.shape[1] != n_columns:
+            raise ValueError(
+                f"{name}[{s}] has {A.shape[1]} columns; expected {n_columns} (as in fit)."
+            )
+        n_columns = A.shape[1]
+        arrays.append(A)
+    return arrays
+
+
+def _loss_matrix(loss, k):
+    if isinstance(loss, str):
+        if loss not in _LOSSES:
+            raise ValueError(f"loss must be one of {_LOSSES} or a loss matrix; got {loss!r}.")
+        name = "ordinal" if loss == "absolute" else loss
+        return getattr(losses, name)(k)
+    L = losses.as_loss_matrix(loss)
+    if L.n_labels != k:
+        raise ValueError(
+            f"the loss matrix has {L.n_labels} label columns but the labels have {k} classes; "
+            "give one column per class in sorted label order."
+        )
+    return L
+
+
+# ------------------------------------------------------------------------ inner problems
+def _one_hot(graph, y, k):
+    """The node (n_g, N, k) and edge (n_g, E, k, k) indicator tables of labelings ``y``."""
+    n_g = y.shape[0]
+    pairs = np.array(list(graph.edges()), dtype=int).reshape(-1, 2)
+    YY = np.zeros((n_g, len(pairs), k, k))
+    g, e = np.meshgrid(np.arange(n_g), np.arange(len(pairs)), indexing="ij")
+    YY[g, e, y[:, pairs[:, 0]], y[:, pairs[:, 1]]] = 1.0
+    return np.eye(k)[y], YY
+
+
+def _observed(group, psi, Psi, y):
+    """Scores ``s(y)`` (n_g,) and the one-hot tables of the labelings ``y`` (n_g, N)."""
+    Y, YY = _one_hot(group.graph, y, psi.shape[-1])
+    return np.sum(psi * Y, axis=(1, 2)) + np.sum(Psi * YY, axis=(1, 2, 3)), Y, YY
+
+
+class _AdversarialInner:
+    """The graph game of each example (seed 002 Eq. 6): value and adversary marginals."""
+
+    def __init__(self, games, method):
+        self.games, self.method = games, method
+
+    def __call__(self, g, group, psi, Psi, y):
+        game = self.games[g]
+        solutions = [game.solve(p, P, self.method) for p, P in zip(psi, Psi)]
+        return (
+            np.array([s.value for s in solutions]),
+            np.array([s.node_marginals for s in solutions]),
+            np.array([s.edge_marginals for s in solutions]).reshape(Psi.shape),
+        )
+
+
+def _crf_inner(g, group, psi, Psi, y):
+    """``log Z`` and the marginals by belief propagation (the log-loss game is a CRF)."""
+    q, Q, log_Z = marginals(group.graph, psi, Psi)
+    return log_Z, q, Q.reshape(Psi.shape)
+
+
+class _HingeInner:
+    """Loss-augmented max-sum: ``max_y' sum_i w_i L[y'_i, y_i] + s(y')`` and its one-hot tables."""
+
+    def __init__(self, matrix):
+        self.matrix = matrix
+
+    def __call__(self, g, group, psi, Psi, y):
+        augmented = psi + group.node_weights[None, :, None] * self.matrix.T[y]
+        labels, value = max_sum(group.graph, augmented, Psi)
+        return (value, *_one_hot(group.graph, labels, psi.shape[-1]))
+
+
+class _StructuredObjective:
+    r"""``J(theta) = (1/n) sum_s [inner_s - s_theta(y_s)] + R(theta)`` and a subgradient.
+
+    Has the interface of :class:`advgame.solvers.SurrogateObjective` used by
+    :func:`advgame.solvers.fit_adagrad` (``y`` for the example count, ``batch``).
+    """
+
+    def __init__(self, inner, data, fmap, uncertainty):
+        self.inner, self.data, self.fmap, self.uncertainty = inner, data, fmap, uncertainty
+        self.y = np.arange(data.n_examples)
+
+    def __call__(self, theta):
+        return self.batch(theta, self.y)
+
+    def batch(self, theta, rows):
+        data, fmap = self.data, self.fmap
+        psi, Psi = fmap.potentials(theta, data.X1, data.Z1)
+        G_node, G_edge = np.zeros_like(psi), np.zeros_like(Psi)
+        chosen = np.zeros(data.n_examples, dtype=bool)
+        chosen[rows] = True
+        total = 0.0
+        for g, group in enumerate(data.groups):
+            take = chosen[group.examples]
+            if not take.any():
+                continue
+            nodes, edges = group.nodes[take], group.edges[take]
+            p, P, y = psi[nodes], Psi[edges], data.y[nodes]
+            value, q, Q = self.inner(g, group, p, P, y)
+            score, Y, YY = _observed(group, p, P, y)
+            total += float(np.sum(value - score))
+            G_node[nodes] = q - Y
+            G_edge[edges] = Q - YY
+        m = int(chosen.sum())
+        objective = total / m + self.uncertainty.penalty(theta, fmap)
+        gradient = fmap.adjoint(data.X1, data.Z1, G_node, G_edge) / m
+        return objective, gradient + self.uncertainty.subgradient(theta, fmap)
+
+
+# ------------------------------------------------------------------------------ compiler
+def compile_graphical(games, data, fmap, uncertainty):
+    r"""The whole-data learning program of an adversarial graphical model (DESIGN §2).
+
+    Each example's inner LP (:meth:`advgame.GraphGame.inner_program`)
+    ``max c_s(theta)^T mu + sum_i v_i`` s.t. ``E mu = b``, ``v_i <= (W_i mu)_a``, ``mu >= 0`` has
+    the dual ``min b^T alpha`` s.t. ``E^T alpha - W^T beta >= c_s(theta)``, ``beta_i in Δ_l``
+    (``beta_i`` is the predictor's node marginal ``p_i``).  Substituting it for every example
+    gives one program in ``(theta, alpha, beta)``:
+
+    .. math::  \min\ \frac1n \sum_s \big(b_s^\top \alpha_s - s_\theta(y_s)\big) + R(\theta)
+               \quad\text{s.t.}\quad E_s^\top\alpha_s - W_s^\top\beta_s \ge C_s D\theta,\ \
+               \beta_{s,i} \in \Delta_l,
+
+    an LP (exact, l1, linf), QP (soft) or SOCP (l2, group), with ``C_s`` the example's map from
+    stacked potentials to marginal costs and ``D`` the feature design.
+    """
+    n, k = data.n_examples, fmap.n_classes_
+    n_nodes = data.X1.shape[0]
+    programs = [None] * n
+    for g, group in enumerate(data.groups):
+        inner = games[g].inner_program()
+        for s, nodes, edges in zip(group.examples, group.nodes, group.edges):
+            columns = np.concatenate(
+                [
+                    (nodes[:, None] * k + np.arange(k)).ravel(),
+                    n_nodes * k + (edges[:, None] * k * k + np.arange(k * k)).ravel(),
+                ]
+            )
+            programs[s] = (inner, columns)
+    n_u = n_nodes * k + data.Z1.shape[0] * k * k
+    cost_maps = []
+    for inner, columns in programs:
+        C = inner.cost_map.tocoo()
+        cost_maps.append(sp.csr_matrix((C.data, (C.row, columns[C.col])), shape=(C.shape[0], n_u)))
+    E = sp.block_diag([inner.equalities for inner, _ in programs], format="csr")
+    W = sp.block_diag([inner.losses for inner, _ in programs], format="csr")
+    b = np.concatenate([inner.rhs for inner, _ in programs])
+    l = programs[0][0].n_actions
+    Y_node, Y_edge = np.zeros((n_nodes, k)), np.zeros((data.Z1.shape[0], k, k))
+    for group in data.groups:
+        Y_node[group.nodes], Y_edge[group.edges] = _one_hot(group.graph, data.y[group.nodes], k)
+    observed = fmap.adjoint(data.X1, data.Z1, Y_node, Y_edge) / n
+    program = Program(f"adversarial graphical model ({uncertainty.program_kind})")
+    theta = program.add_variables("theta", fmap.n_params, cost=-observed)
+    alpha = program.add_variables("alpha", b.size, cost=b / n)
+    beta = program.add_variables("p", W.shape[0], lower=0.0)
+    program.add_rows(
+        "game",
+        [
+            (alpha, E.T.tocsr()),
+            (beta, -W.T.tocsr()),
+            (theta, -(sp.vstack(cost_maps) @ fmap.design(data.X1, data.Z1))),
+        ],
+        lower=0.0,
+    )
+    program.add_rows(
+        "predictor simplex",
+        [(beta, sp.kron(sp.identity(W.shape[0] // l), np.ones((1, l))))],
+        1.0,
+        1.0,
+    )
+    uncertainty.add_to_program(program, theta, fmap)
+    return program
+
+
+# ----------------------------------------------------------------------------- estimator
+class _GraphicalModel(BaseEstimator):
+    """Shared input handling, features, training and decoding of the graph estimators."""
+
+    def _graph_for(self, n_nodes):
+        if isinstance(self.graph, str):
+            if self.graph != "chain":
+                raise ValueError(f"graph must be 'chain' or a networkx.Graph; got {self.graph!r}.")
+            return nx.path_graph(n_nodes)
+        return self.graph
+
+    def _weights_for(self, n_nodes):
+        w = self.node_weights
+        if w is None:
+            return np.ones(n_nodes)
+        if isinstance(w, str):
+            if w != "position":
+                raise ValueError(
+                    f"node_weights must be None, 'position', an array or a callable; got {w!r}."
+                )
+            return np.arange(1.0, n_nodes + 1.0)
+        w = np.asarray(w(n_nodes) if callable(w) else w, dtype=np.float64)
+        if w.shape != (n_nodes,) or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError(
+                f"node_weights must give {n_nodes} finite non-negative weights for an example "
+                f"with {n_nodes} nodes; got {w!r}."
+            )
+        return w
+
+    def _bind(self, X_list, edge_X_list=None, y_list=None, fitting=False):
+        """Validate and stack a list of examples; returns :class:`_Data`."""
+        X_list = _as_example_list("X_list", X_list)
+        arrays = _check_inputs("X_list", X_list, None if fitting else self.n_features_in_)
+        if fitting:
+            self.n_features_in_ = arrays[0].shape[1]
+        if not isinstance(self.graph, str):
+            n_graph = check_graph(self.graph)
+            bad = [s for s, A in enumerate(arrays) if A.shape[0] != n_graph]
+            if bad:
+                raise ValueError(
+                    f"X_list[{bad[0]}] has {arrays[bad[0]].shape[0]} rows but the graph has "
+                    f"{n_graph} nodes; every example needs one row per node."
+                )
+        graphs = {}
+        for A in arrays:
+            if A.shape[0] not in graphs:
+                graph = self._graph_for(A.shape[0])
+                graphs[A.shape[0]] = (graph, self._weights_for(A.shape[0]))
+        sizes = np.array([A.shape[0] for A in arrays])
+        n_edges = {N: graphs[N][0].number_of_edges() for N in graphs}
+        edge_counts = np.array([n_edges[N] for N in sizes])
+        if edge_X_list is None:
+            if fitting:
+                self.n_edge_features_in_ = 0
+            elif self.n_edge_features_in_:
+                raise ValueError("this model was fitted with edge_X_list; pass it again.")
+            Z1 = np.ones((int(edge_counts.sum()), 1))
+        else:
+            Z = self._edge_inputs(edge_X_list, edge_counts, fitting)
+            Z1 = np.hstack([Z, np.ones((Z.shape[0], 1))])
+        X1 = np.hstack([np.vstack(arrays), np.ones((int(sizes.sum()), 1))])
+        y = np.zeros(X1.shape[0], dtype=int)
+        if y_list is not None:
+            y = self._encode(y_list, sizes, fitting)
+        node_starts = np.concatenate([[0], np.cumsum(sizes)])
+        edge_starts = np.concatenate([[0], np.cumsum(edge_counts)])
+        groups = []
+        for N, (graph, w) in graphs.items():
+            examples = np.flatnonzero(sizes == N)
+            groups.append(
+                _Group(
+                    graph,
+                    w,
+                    examples,
+                    node_starts[examples][:, None] + np.arange(N),
+                    edge_starts[examples][:, None] + np.arange(n_edges[N]),
+                )
+            )
+        weights = np.concatenate([graphs[N][1] for N in sizes])
+        return _Data(X1, Z1, y, weights, groups, len(arrays), node_starts[:-1])
+
+    def _edge_inputs(self, edge_X_list, edge_counts, fitting):
+        """Stack ``edge_X_list`` (one ``(|E_s|, d_e)`` array per example) after checking it."""
+        edge_X_list = _as_example_list("edge_X_list", edge_X_list)
+        if len(edge_X_list) != edge_counts.size:
+            raise ValueError(
+                f"edge_X_list has {len(edge_X_list)} examples; X_list has {edge_counts.size}."
+            )
+        if not fitting and self.n_edge_features_in_ == 0:
+            raise ValueError("this model was fitted without edge_X_list; do not pass one.")
+        width = None if fitting else self.n_edge_features_in_
+        arrays = []
+        for s, (value, count) in enumerate(zip(edge_X_list, edge_counts)):
+            Z = np.asarray(value, dtype=np.float64)
+            if Z.ndim != 2 or Z.shape[0] != count or (width is not None and Z.shape[1] != width):
+                raise ValueError(
+                    f"edge_X_list[{s}] must have shape ({count}, {width or 'd_e'}): one row per "
+                    f"edge of list(graph.edges()); got {Z.shape}."
+                )
+            if not np.all(np.isfinite(Z)):
+                raise ValueError(f"edge_X_list[{s}] contains NaN or infinite values.")
+            width = Z.shape[1]
+            arrays.append(Z)
+        if fitting:
+            self.n_edge_features_in_ = width
+        return np.vstack(arrays)
+
+    def _encode(self, y_list, sizes, fitting):
+        y_list = _as_example_list("y_list", y_list)
+        if len(y_list) != sizes.size:
+            raise ValueError(f"y_list has {len(y_list)} examples; X_list has {sizes.size}.")
+        labels = []
+        for s, (value, N) in enumerate(zip(y_list, sizes)):
+            y = np.asarray(value)
+            if y.shape != (N,):
+                raise ValueError(
+                    f"y_list[{s}] must hold {N} labels (one per node); got shape {y.shape}."
+                )
+            labels.append(y)
+        y = np.concatenate(labels)
+        if fitting:
+            self.classes_ = np.unique(y)
+            if self.classes_.size < 2:
+                raise ValueError(
+                    f"y_list must contain at least 2 distinct labels; got {self.classes_}."
+                )
+        index = np.searchsorted(self.classes_, y)
+        index = np.clip(index, 0, self.classes_.size - 1)
+        unknown = self.classes_[index] != y
+        if np.any(unknown):
+            raise ValueError(
+                f"y_list holds labels not seen in fit: {np.unique(y[unknown])[:5]}; known labels "
+                f"are {self.classes_}."
+            )
+        return index
+
+    def _uncertainty(self, n_examples):
+        if self.uncertainty == "soft" and self.strength is None:
+            return SoftMoments(1.0 / n_examples)
+        return as_uncertainty(self.uncertainty, self.strength)
+
+    def _check_common(self):
+        check_iteration_params(self, ("max_iter", "batch_size"), check_tol=hasattr(self, "tol"))
+        if (
+            not isinstance(self.learning_rate, numbers.Real)
+            or isinstance(self.learning_rate, bool)
+            or not np.isfinite(self.learning_rate)
+            or self.learning_rate <= 0
+        ):
+            raise ValueError(
+                f"learning_rate must be a finite positive number; got {self.learning_rate!r}."
+            )
+
+    def _train(self, inner, data, solver):
+        fmap, uncertainty = self.feature_map_, self.uncertainty_
+        objective = _StructuredObjective(inner, data, fmap, uncertainty)
+        theta0 = np.zeros(fmap.n_params)
+        if solver == "lbfgs":
+            result = fit_lbfgs(objective, theta0, max_iter=self.max_iter, tol=self.tol)
+        else:
+            result = fit_adagrad(
+                objective,
+                theta0,
+                n_epochs=self.max_iter,
+                batch_size=self.batch_size,
+                step=self.learning_rate,
+                random_state=self.random_state,
+            )
+        self.theta_, self.objective_, self.n_iter_ = result.theta, result.objective, result.n_iter
+        return objective
+
+    def _potentials(self, data):
+        return self.feature_map_.potentials(self.theta_, data.X1, data.Z1)
+
+    def _split(self, data, rows):
+        """Per-example pieces of node-row arrays, in the order of the input list."""
+        ends = np.r_[data.starts[1:], data.X1.shape[0]]
+        return [rows[a:b] for a, b in zip(data.starts, ends)]
+
+    def _decode(self, data):
+        """Max-sum labels of every example (Viterbi / tree max-product / junction-tree LP)."""
+        psi, Psi = self._potentials(data)
+        labels = np.empty(data.X1.shape[0], dtype=int)
+        for group in data.groups:
+            if nx.is_forest(group.graph):
+                labels[group.nodes] = max_sum(group.graph, psi[group.nodes], Psi[group.edges])[0]
+            else:
+                game = GraphGame(losses.zero_one(len(self.classes_)), group.graph)
+                for nodes, edges in zip(group.nodes, group.edges):
+                    labels[nodes] = game.decode(psi[nodes], Psi[edges])
+        return labels
+
+    def predict(self, X_list, edge_X_list=None):
+        """Joint labels of each example by max-sum decoding of the learnt potentials."""
+        check_is_fitted(self, "theta_")
+        data = self._bind(X_list, edge_X_list)
+        return [self.classes_[y] for y in self._split(data, self._decode(data))]
+
+    def _node_losses(self, data, predicted):
+        L = self.decision_matrix_.matrix
+        return data.weights * L[predicted, data.y]
+
+    def score(self, X_list, y_list, edge_X_list=None):
+        """Minus the node-weighted mean loss of ``predict`` (greater is better, for model
+        selection): ``-sum_i w_i L[ŷ_i, y_i] / sum_i w_i`` over all nodes of all examples."""
+        check_is_fitted(self, "theta_")
+        data = self._bind(X_list, edge_X_list, y_list)
+        predicted = np.searchsorted(
+            self.classes_, np.concatenate(self.predict(X_list, edge_X_list))
+        )
+        return -float(self._node_losses(data, predicted).sum() / data.weights.sum())
+
+
+class AdversarialGraphicalModel(_GraphicalModel):
+    r"""Adversarial graphical model (seed 002): robust structured prediction for additive losses.
+
+    Training minimises ``(1/n) sum_s [value_s(psi, Psi) - s_theta(y_s)] + R(theta)`` where
+    ``value_s`` is the game of :class:`advgame.GraphGame` on example ``s`` (seed 002 Eq. 5-6):
+    the predictor and an adversary that matches the node and edge feature moments play over the
+    node-weighted loss ``sum_i w_i L[ŷ_i, y_i]``.  ``loss='log'`` is the same game with the
+    logarithmic loss, i.e. a conditional random field (``value = log Z``, marginals by
+    forward-backward / belief propagation).
+
+    Parameters
+    ----------
+    loss : {'zero_one', 'ordinal' (= 'absolute'), 'squared', 'log'} or LossMatrix, default='zero_one'
+        The per-node loss ``L[ŷ, y]`` (one column per class in sorted label order).
+    graph : 'chain' or networkx.Graph, default='chain'
+        ``'chain'``: each example is a sequence (a path over its rows).  A graph on the nodes
+        ``0..N-1``: every example has ``N`` rows, row ``i`` for node ``i``; edge inputs follow
+        ``list(graph.edges())``.  Forests are solved directly, other graphs through a junction
+        tree (:class:`advgame.GraphGame`).
+    node_weights : None, 'position', array-like or callable, default=None
+        ``w_i`` of the loss: all 1, the position ``i + 1`` in the example (seed 002 §4.1's
+        weighted losses), one weight per node of ``graph``, or ``f(N) -> (N,)``.
+    uncertainty : {'soft', 'exact', 'l1', 'l2', 'linf', 'group'} or UncertaintySet
+        The moment set on the clique (node and edge) moments; its regulariser ``R``
+        (``soft``: ``strength/2 ||theta||^2``; balls: the dual norm times ``strength``).
+    strength : float or None
+        ``lam`` or ``radius``; None: ``1 / n_examples`` for ``soft``, 0.01 for the balls.
+    solver : {'auto', 'compile', 'subgradient', 'lbfgs'}, default='auto'
+        ``compile``: one exact program for the whole data set (adversarial losses only).
+        ``subgradient``: averaged mini-batch AdaGrad over examples with the graph game's fast
+        path.  ``lbfgs``: for ``loss='log'`` (smooth with ``exact``/``soft``).  ``auto``:
+        ``lbfgs`` for the CRF with a smooth regulariser, ``compile`` up to
+        :data:`AUTO_COMPILE_SIZE` marginal entries, else ``subgradient``.
+    backend : {'auto', 'highs', 'cvxpy'}, default='auto'
+        For ``compile``: HiGHS for LPs, cvxpy (Clarabel) for QPs and SOCPs.
+    inner : {'auto', 'lp', 'dual_decomposition'}, default='auto'
+        How ``subgradient`` solves each example's game (:meth:`advgame.GraphGame.solve`).
+    max_iter : int, default=100
+        Epochs of ``subgradient``, iterations of ``lbfgs``.
+    tol : float, default=1e-6
+        L-BFGS tolerance.
+    batch_size : int, default=16
+        Examples per ``subgradient`` step.
+    learning_rate : float, default=1.0
+        AdaGrad step.
+    decision_loss : None or loss, default=None
+        Loss used by ``score`` and, for ``loss='log'``, by ``predict``'s Bayes decision per node
+        (``argmin_a (L p_i)_a`` on the CRF marginals, as seed 002 §4.1 decodes its CRF).  None:
+        the training loss (zero-one for ``loss='log'``).
+    random_state : int, Generator or None
+        Seeds the mini-batch order.
+
+    Attributes
+    ----------
+    classes_, theta_, objective_, n_iter_, solver_
+    coef_node_ : ndarray (k, d + 1)
+        Per-label node weights (last column the intercept).
+    transitions_ : ndarray (k, k) or (d_e + 1, k, k)
+        Learnt edge weights (``transitions_[a, b]`` for ``y_i = a, y_j = b``).
+    program_ : Program
+        The compiled program (``solver='compile'``); ``program_.to_cvxpy()`` hands it to cvxpy.
+    """
+
+    def __init__(
+        self,
+        loss="zero_one",
+        graph="chain",
+        node_weights=None,
+        uncertainty="soft",
+        strength=None,
+        solver="auto",
+        backend="auto",
+        inner="auto",
+        max_iter=100,
+        tol=1e-6,
+        batch_size=16,
+        learning_rate=1.0,
+        decision_loss=None,
+        random_state=None,
+    ):
+        self.loss = loss
+        self.graph = graph
+        self.node_weights = node_weights
+        self.uncertainty = uncertainty
+        self.strength = strength
+        self.solver = solver
+        self.backend = backend
+        self.inner = inner
+        self.max_iter = max_iter
+        self.tol = tol
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.decision_loss = decision_loss
+        self.random_state = random_state
+
+    @property
+    def _is_crf(self):
+        return isinstance(self.loss, str) and self.loss == "log"
+
+    def _choose_solver(self, data, k):
+        solver = self.solver
+        if solver not in _SOLVERS:
+            raise ValueError(f"solver must be one of {_SOLVERS}; got {solver!r}.")
+        smooth = self.uncertainty_.smooth
+        if self._is_crf:
+            if solver == "compile":
+                raise NotApplicableError(
+                    "the CRF (loss='log') has no LP/QP program (its inner problem is log Z); use "
+                    "solver='lbfgs' or 'subgradient'."
+                )
+            return solver if solver != "auto" else ("lbfgs" if smooth else "subgradient")
+        if solver == "lbfgs":
+            raise NotApplicableError(
+                "lbfgs needs a smooth objective; the adversarial loss is piecewise linear. Use "
+                "solver='compile' or 'subgradient'."
+            )
+        if solver == "auto":
+            size = data.X1.shape[0] * k + data.Z1.shape[0] * k * k
+            return "compile" if size <= AUTO_COMPILE_SIZE else "subgradient"
+        return solver
+
+    def fit(self, X_list, y_list, edge_X_list=None):
+        """Learn from examples ``X_list[s]`` (N_s, d) with labels ``y_list[s]`` (N_s,)."""
+        self._check_common()
+        if self.inner not in GRAPH_METHODS:
+            raise ValueError(f"inner must be one of {GRAPH_METHODS}; got {self.inner!r}.")
+        if self.backend not in ("auto", "highs", "cvxpy"):
+            raise ValueError(f"backend must be 'auto', 'highs' or 'cvxpy'; got {self.backend!r}.")
+        data = self._bind(X_list, edge_X_list, y_list, fitting=True)
+        k = self.classes_.size
+        self.feature_map_ = GraphFeatures(self.n_features_in_, self.n_edge_features_in_, k)
+        self.uncertainty_ = self._uncertainty(data.n_examples)
+        if self._is_crf:
+            self.loss_matrix_ = None
+            decision = "zero_one" if self.decision_loss is None else self.decision_loss
+            for group in data.groups:
+                if not nx.is_forest(group.graph):
+                    raise NotApplicableError(
+                        "the CRF (loss='log') runs belief propagation, exact on forests; this "
+                        "graph has cycles."
+                    )
+        else:
+            self.loss_matrix_ = _loss_matrix(self.loss, k)
+            decision = self.loss_matrix_ if self.decision_loss is None else self.decision_loss
+        self.decision_matrix_ = _loss_matrix(decision, k)
+        solver = self._choose_solver(data, k)
+        if self._is_crf:
+            inner = _crf_inner
+        else:
+            games = [GraphGame(self.loss_matrix_, g.graph, g.node_weights) for g in data.groups]
+            inner = _AdversarialInner(games, self.inner)
+        if solver == "compile":
+            self.program_ = compile_graphical(games, data, self.feature_map_, self.uncertainty_)
+            backend = self.backend
+            if backend == "auto":
+                backend = "highs" if self.program_.kind == "LP" else "cvxpy"
+            solution = self.program_.solve(backend)
+            self.theta_ = solution.x[self.program_.variables["theta"]].copy()
+            self.objective_, self.n_iter_ = solution.objective, 1
+        else:
+            self._train(inner, data, solver)
+        self.solver_ = solver
+        self._set_coefficients()
+        return self
+
+    def _set_coefficients(self):
+        k, split = self.classes_.size, self.feature_map_.n_node_params
+        self.coef_node_ = self.theta_[:split].reshape(-1, k).T.copy()
+        edge = self.theta_[split:].reshape(-1, k, k)
+        self.transitions_ = edge[0].copy() if edge.shape[0] == 1 else edge.copy()
+
+    def predict(self, X_list, edge_X_list=None):
+        """Joint labels: max-sum decoding of the potentials (seed 002 §3.2.2); for the CRF the
+        per-node Bayes decision ``argmin_a (L p_i)_a`` for ``decision_loss`` on its marginals."""
+        if not self._is_crf:
+            return super().predict(X_list, edge_X_list)
+        marginals_list = self.predict_marginals(X_list, edge_X_list)
+        L = self.decision_matrix_.matrix
+        return [self.classes_[np.argmin(p @ L.T, axis=1)] for p in marginals_list]
+
+    def predict_marginals(self, X_list, edge_X_list=None):
+        """Per example, the node marginals ``(N_s, l)``: the minimax predictor's ``p_i``
+        (seed 002 Eq. 10), or the CRF's ``P(y_i = a)`` for ``loss='log'``."""
+        check_is_fitted(self, "theta_")
+        data = self._bind(X_list, edge_X_list)
+        psi, Psi = self._potentials(data)
+        width = self.classes_.size if self._is_crf else self.loss_matrix_.n_actions
+        out = np.empty((data.X1.shape[0], width))
+        for group in data.groups:
+            if self._is_crf:
+                out[group.nodes] = marginals(group.graph, psi[group.nodes], Psi[group.edges])[0]
+                continue
+            game = GraphGame(self.loss_matrix_, group.graph, group.node_weights)
+            for nodes, edges in zip(group.nodes, group.edges):
+                out[nodes] = game.predictor(psi[nodes], Psi[edges], self.inner)
+        return self._split(data, out)
+
+
+class StructuredSVM(_GraphicalModel):
+    r"""Structured SVM with the node-weighted additive loss (the baseline of seed 002 §4).
+
+    Minimises ``(1/n) sum_s max_y' [sum_i w_i L[y'_i, y_s,i] + s_theta(y') - s_theta(y_s)]
+    + R(theta)`` by averaged mini-batch AdaGrad; the maximisation is loss-augmented max-sum
+    (Viterbi on chains, tree max-product).  Same features, inputs and decoding as
+    :class:`AdversarialGraphicalModel`; the graph must be a forest.
+
+    Parameters
+    ----------
+    loss : {'zero_one', 'ordinal' (= 'absolute'), 'squared'} or square LossMatrix
+    graph, node_weights, uncertainty, strength, max_iter, batch_size, learning_rate,
+    random_state : as for :class:`AdversarialGraphicalModel`.
+    """
+
+    def __init__(
+        self,
+        loss="zero_one",
+        graph="chain",
+        node_weights=None,
+        uncertainty="soft",
+        strength=None,
+        max_iter=100,
+        batch_size=16,
+        learning_rate=1.0,
+        random_state=None,
+    ):
+        self.loss = loss
+        self.graph = graph
+        self.node_weights = node_weights
+        self.uncertainty = uncertainty
+        self.strength = strength
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.random_state = random_state
+
+    def fit(self, X_list, y_list, edge_X_list=None):
+        """Learn from examples ``X_list[s]`` (N_s, d) with labels ``y_list[s]`` (N_s,)."""
+        self._check_common()
+        if self.loss == "log":
+            raise ValueError("loss='log' is the CRF: use AdversarialGraphicalModel(loss='log').")
+        data = self._bind(X_list, edge_X_list, y_list, fitting=True)
+        k = self.classes_.size
+        self.loss_matrix_ = self.decision_matrix_ = _loss_matrix(self.loss, k)
+        if self.loss_matrix_.n_actions != k:
+            raise ValueError("the structured SVM needs a square loss matrix (actions = labels).")
+        for group in data.groups:
+            if not nx.is_forest(group.graph):
+                raise NotApplicableError(
+                    "loss-augmented max-sum here is exact on forests; this graph has cycles."
+                )
+        self.feature_map_ = GraphFeatures(self.n_features_in_, self.n_edge_features_in_, k)
+        self.uncertainty_ = self._uncertainty(data.n_examples)
+        self._train(_HingeInner(self.loss_matrix_.matrix), data, "subgradient")
+        self.solver_ = "subgradient"
+        return self
