@@ -4,8 +4,8 @@ A loss matrix, a feature map, an uncertainty set and a polytope define a game; a
 exactly (HiGHS / cvxpy) or through closed-form fast paths.  See DESIGN §6 for the public names.
 """
 
-from . import closed_forms, datasets, inference, losses, uncertainty, vertices
-from .exceptions import NotApplicableError, SizeLimitError, SolverError
+from . import closed_forms, datasets, inference, losses, polytopes, uncertainty, vertices
+from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError, SolverError
 from .game import Game
 from .graph import GraphGame
 from .losses import LossMatrix
@@ -17,6 +17,7 @@ from .models import (
     StructuredSVM,
     robust_feature_selection,
 )
+from .permutation import PermutationGame
 from .uncertainty import Exact, NormBall, SoftMoments
 
 __version__ = "0.1.0"
@@ -31,9 +32,11 @@ __all__ = [
     "Exact",
     "Game",
     "GraphGame",
+    "PermutationGame",
     "NormBall",
     "SoftMoments",
     "LossMatrix",
+    "ConvergenceWarning",
     "NotApplicableError",
     "SizeLimitError",
     "SolverError",
@@ -41,6 +44,7 @@ __all__ = [
     "datasets",
     "inference",
     "losses",
+    "polytopes",
     "uncertainty",
     "vertices",
     "__version__",

@@ -5,7 +5,7 @@ built-in exception a scikit-learn or numpy user would already catch (``ValueErro
 ``RuntimeError`` for solver failure).
 """
 
-__all__ = ["NotApplicableError", "SizeLimitError", "SolverError"]
+__all__ = ["ConvergenceWarning", "NotApplicableError", "SizeLimitError", "SolverError"]
 
 
 class NotApplicableError(ValueError):
@@ -25,3 +25,8 @@ class SizeLimitError(ValueError):
 
 class SolverError(RuntimeError):
     """An LP/QP solver did not return an optimal solution (infeasible, unbounded, limit reached)."""
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative method stopped at ``max_iter`` before reaching its tolerance; the message
+    states the accuracy achieved."""

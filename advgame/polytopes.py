@@ -1,0 +1,883 @@
+r"""Polytopes of seed 004 Section 4: projections (Euclidean and KL), linear maximisation, vertices.
+
+A projection-based (Fenchel-Young) loss needs, for a convex set :math:`\mathcal{C}`, the
+regularised prediction
+
+.. math::  P^\Psi_{\mathcal{C}}(\theta) = \operatorname*{argmax}_{\mu \in \mathcal{C}}
+           \langle \theta, \mu \rangle - \Psi(\mu)
+
+(seed 004 Eq. 4) and the linear maximisation oracle (LMO / MAP)
+:math:`\operatorname{argmax}_{\mu \in \mathcal{C}} \langle \theta, \mu \rangle`.  Two geometries:
+
+``"euclidean"``
+    :math:`\Psi(\mu) = \tfrac12 \|\mu\|^2`, i.e. :math:`\operatorname{argmin}_{\mu \in \mathcal{C}}
+    \|\mu - \theta\|^2`.
+``"kl"``
+    :math:`\Psi(\mu) = \langle \mu, \log \mu \rangle` (seed 004 §3, §C.2), i.e.
+    :math:`\operatorname{argmax}_{\mu \in \mathcal{C}} \langle \theta, \mu \rangle -
+    \sum_i \mu_i \log \mu_i = \operatorname{argmin}_{\mu \in \mathcal{C}} \mathrm{KL}(\mu,
+    e^{\theta - 1})` with the generalised KL :math:`\sum \mu \log(\mu / b) - \mu + b`.  With this
+    convention the KL projection onto the simplex is ``softmax(theta)`` and onto the unit cube
+    ``min(1, exp(theta - 1))`` (seed 004 §4).
+
+Every method takes one point or a batch along a leading axis and returns the same shape: points are
+vectors ``(k,)`` / ``(n, k)``, except :class:`Birkhoff` and :class:`RowStochastic` whose points are
+matrices ``(k, k)`` / ``(n, k, k)``.  All computations are vectorised numpy over the batch, except
+:meth:`Birkhoff.argmax` (one ``scipy.optimize.linear_sum_assignment`` per matrix: scipy has no batched
+assignment solver) and the generic :func:`frank_wolfe_projection` (one point per call).
+"""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment, minimize_scalar
+from scipy.special import logsumexp, softmax
+
+from ._validation import check_finite
+from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError
+
+__all__ = [
+    "Polytope",
+    "Simplex",
+    "UnitCube",
+    "Knapsack",
+    "OrderSimplex",
+    "Permutahedron",
+    "Birkhoff",
+    "RowStochastic",
+    "frank_wolfe_projection",
+    "ConvergenceWarning",
+    "GEOMETRIES",
+    "MAX_VERTICES",
+    "CONTAINS_ATOL",
+    "BIRKHOFF_TOL",
+    "BIRKHOFF_MAX_ITER",
+    "ISOTONIC_MAX_ENTRIES",
+]
+
+#: Geometries accepted by :meth:`Polytope.project`.
+GEOMETRIES = ("euclidean", "kl")
+#: Largest vertex set :meth:`Polytope.vertices` builds; above it :class:`SizeLimitError` is raised.
+MAX_VERTICES = 100_000
+#: Default absolute tolerance of :meth:`Polytope.contains`.
+CONTAINS_ATOL = 1e-8
+#: Default stopping tolerance (max marginal error) of the iterative Birkhoff projections.
+BIRKHOFF_TOL = 1e-10
+#: Default iteration cap of the iterative Birkhoff projections (Sinkhorn, Dykstra).
+BIRKHOFF_MAX_ITER = 2_000
+#: Sinkhorn sweeps before switching to Newton steps on the dual (KL Birkhoff projection).
+SINKHORN_WARM_START = 20
+#: Stopping tolerances are floored at this times ``k`` (times ``max|theta|`` for Euclidean Birkhoff).
+_ROUNDING_FLOOR = 64 * np.finfo(float).eps
+#: Entries of the ``(rows, k, k)`` block tables the vectorised isotonic solver builds per chunk.
+ISOTONIC_MAX_ENTRIES = 2**22
+#: Bisection steps of the knapsack root search (enough to reach adjacent floats from any bracket).
+_BISECTION_STEPS = 2100
+
+
+# ------------------------------------------------------------------------------------- helpers
+def _as_points(theta, point_ndim, name="theta"):
+    """float64 array of shape ``(n, *point)``, and whether one point was given."""
+    try:
+        array = np.asarray(theta, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric array; could not convert it ({exc}).") from exc
+    if array.ndim == point_ndim:
+        single = True
+        array = array[None]
+    elif array.ndim == point_ndim + 1:
+        single = False
+    else:
+        what = "(k,) or (n, k)" if point_ndim == 1 else "(k, k) or (n, k, k)"
+        raise ValueError(f"{name} must have shape {what}; got an array with shape {array.shape}.")
+    if array.shape[0] == 0 or any(s == 0 for s in array.shape[1:]):
+        raise ValueError(f"{name} is empty (shape {array.shape}); expected at least one point.")
+    if point_ndim == 2 and array.shape[1] != array.shape[2]:
+        raise ValueError(f"{name} must hold square (k, k) matrices; got shape {array.shape}.")
+    check_finite(name, array)
+    return np.ascontiguousarray(array), single
+
+
+def _check_geometry(geometry):
+    if geometry not in GEOMETRIES:
+        raise ValueError(f"geometry must be one of {GEOMETRIES}; got {geometry!r}.")
+
+
+def _check_size(count, what, limit=MAX_VERTICES):
+    if count > limit:
+        raise SizeLimitError(
+            f"the {what} has {count} vertices, more than MAX_VERTICES={limit}; use argmax (the "
+            "linear maximisation oracle) instead of enumerating vertices."
+        )
+
+
+def _first_argmax_onehot(T):
+    """One-hot of the first maximiser along the last axis."""
+    out = np.zeros_like(T)
+    np.put_along_axis(out, np.argmax(T, axis=-1)[..., None], 1.0, axis=-1)
+    return out
+
+
+def _simplex_euclidean(T):
+    """Euclidean projection of every row (last axis) of ``T`` onto the simplex."""
+    return np.maximum(T - _simplex_threshold(T), 0.0)
+
+
+def _simplex_threshold(T):
+    r"""Sort-based projection onto the simplex (Held et al. 1974; Duchi et al. 2008), rows of ``T``.
+
+    With :math:`u` sorted decreasingly, :math:`\rho = \max\{j : u_j - (\sum_{i \le j} u_i - 1)/j
+    > 0\}` and :math:`\tau = (\sum_{i \le \rho} u_i - 1)/\rho`, the projection is
+    :math:`\max(\theta - \tau, 0)` (sparsemax, seed 004 §4).
+    """
+    k = T.shape[-1]
+    u = -np.sort(-T, axis=-1)
+    css = np.cumsum(u, axis=-1) - 1.0
+    ind = np.arange(1, k + 1)
+    cond = u - css / ind > 0
+    rho = k - 1 - np.argmax(cond[..., ::-1], axis=-1)  # last True; cond[..., 0] is always True
+    tau = np.take_along_axis(css, rho[..., None], axis=-1) / (rho[..., None] + 1)
+    return tau
+
+
+def _isotonic_increasing(table):
+    r"""Min-max formula of isotonic optimisation on a block table.
+
+    ``table[:, l, j]`` (``j >= l``) is the minimiser of the separable objective restricted to the
+    block ``l..j`` with one common value.  For a Cauchy-mean block function (the mean, and the
+    log-sum-exp block of the KL permutahedron), the non-decreasing solution is (Robertson, Wright &
+    Dykstra 1988, Thm 1.4.4)
+
+    .. math::  x_i = \max_{l \le i} \min_{j \ge i} m(l, j).
+
+    Only ``max``/``min`` are applied to the table, so ``x`` is exactly monotone in floating point
+    and pooled blocks hold exactly equal values.  Cost ``O(k^2)`` per row, vectorised.
+    """
+    k = table.shape[-1]
+    upper = np.triu(np.ones((k, k), dtype=bool))  # j >= l
+    table = np.where(upper, table, np.inf)
+    mins = np.minimum.accumulate(table[..., ::-1], axis=-1)[..., ::-1]  # mins[l, i] = min_{j>=i}
+    mins = np.where(upper, mins, -np.inf)  # only l <= i
+    return mins.max(axis=-2)
+
+
+def _chunks(n, k):
+    step = max(1, ISOTONIC_MAX_ENTRIES // (k * k))
+    return [slice(i, min(n, i + step)) for i in range(0, n, step)]
+
+
+def _isotonic_decreasing_mean(Y):
+    r"""Euclidean isotonic regression :math:`\operatorname{argmin}_{x_1 \ge \dots \ge x_k}
+    \|x - y\|^2` of every row of ``Y`` (block value: the mean)."""
+    n, k = Y.shape
+    out = np.empty_like(Y)
+    upper = np.triu(np.ones((k, k), dtype=bool))
+    counts = np.maximum(np.arange(k)[None, :] - np.arange(k)[:, None] + 1, 1)
+    for sl in _chunks(n, k):
+        Yr = Y[sl, ::-1]  # decreasing on y == increasing on y reversed
+        sums = np.cumsum(np.where(upper, Yr[:, None, :], 0.0), axis=-1)
+        out[sl] = _isotonic_increasing(sums / counts)[:, ::-1]
+    return out
+
+
+def _isotonic_decreasing_kl(S, logW):
+    r"""KL isotonic optimisation :math:`\operatorname{argmin}_{v_1 \ge \dots \ge v_k}
+    \sum_i e^{s_i - v_i} + W_i v_i` (Blondel et al. 2020, Lim & Wright 2016).
+
+    Block value :math:`\mathrm{LSE}(s_B) - \log \sum_{i \in B} W_i`, computed with exact running
+    ``logaddexp`` per block start (no cancellation).
+    """
+    n, k = S.shape
+    out = np.empty_like(S)
+    upper = np.triu(np.ones((k, k), dtype=bool))
+    for sl in _chunks(n, k):
+        Sr, Lr = S[sl, ::-1], logW[sl, ::-1]
+        lse_s = np.logaddexp.accumulate(np.where(upper, Sr[:, None, :], -np.inf), axis=-1)
+        lse_w = np.logaddexp.accumulate(np.where(upper, Lr[:, None, :], -np.inf), axis=-1)
+        with np.errstate(invalid="ignore"):
+            out[sl] = _isotonic_increasing(lse_s - lse_w)[:, ::-1]
+    return out
+
+
+def _capped_sum_projection(T, m, geometry):
+    r"""Projection onto :math:`\{\mu \in [0,1]^k : \langle \mu, 1 \rangle = m\}` per row (seed 004 §C.2).
+
+    Euclidean: :math:`\mu = \mathrm{clip}_{[0,1]}(\theta - \tau)`; KL: :math:`\mu = \min(1,
+    e^{\theta - 1 - \tau})`.  The sum is non-increasing in :math:`\tau`; a vectorised bisection
+    brackets the root to adjacent floats, then :math:`\tau` is recomputed in closed form from the
+    identified free set (Euclidean: :math:`\tau = (\sum_F \theta - (m - |U|))/|F|`; KL:
+    :math:`\tau = \mathrm{LSE}(\theta_F - 1) - \log(m - |U|)`, ``U`` the coordinates at 1).
+    """
+    n, k = T.shape
+    out = np.zeros_like(T)
+    out[m >= k] = 1.0
+    rows = (m > 0) & (m < k)
+    if not np.any(rows):
+        return out
+    T, m = T[rows], m[rows]
+    if geometry == "euclidean":
+
+        def total(tau):
+            return np.clip(T - tau[:, None], 0.0, 1.0).sum(axis=1)
+
+        lo, hi = T.min(axis=1) - 1.0, T.max(axis=1)
+    else:
+
+        def total(tau):
+            return np.exp(np.minimum(T - 1.0 - tau[:, None], 0.0)).sum(axis=1)
+
+        lo, hi = T.min(axis=1) - 1.0, T.max(axis=1) - 1.0 + np.log(k / m)
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        done = (mid <= lo) | (mid >= hi)
+        if np.all(done):
+            break
+        big = total(mid) > m  # root is to the right
+        lo = np.where(big & ~done, mid, lo)
+        hi = np.where(~big & ~done, mid, hi)
+    tau = 0.5 * (lo + hi)
+    if geometry == "euclidean":
+        shifted = T - tau[:, None]
+        ones = shifted >= 1.0
+        free = (shifted > 0.0) & ~ones
+        nfree = free.sum(axis=1)
+        ok = nfree > 0
+        polished = (np.where(free, T, 0.0).sum(axis=1) - (m - ones.sum(axis=1))) / np.maximum(
+            nfree, 1
+        )
+        tau = np.where(ok, polished, tau)
+        res = np.clip(T - tau[:, None], 0.0, 1.0)
+    else:
+        shifted = T - 1.0 - tau[:, None]
+        ones = shifted >= 0.0
+        free = ~ones
+        rest = m - ones.sum(axis=1)
+        ok = (free.sum(axis=1) > 0) & (rest > 0)
+        with np.errstate(divide="ignore"):
+            polished = logsumexp(np.where(free, T - 1.0, -np.inf), axis=1) - np.log(
+                np.where(ok, rest, 1.0)
+            )
+        tau = np.where(ok, polished, tau)
+        res = np.exp(np.minimum(T - 1.0 - tau[:, None], 0.0))
+    out[rows] = res
+    return out
+
+
+# ------------------------------------------------------------------------------------ base class
+class Polytope:
+    """A convex polytope with projections, a linear maximisation oracle and (small) vertices.
+
+    Subclasses implement ``_project_euclidean``, ``_project_kl``, ``_argmax``, ``_contains`` and
+    ``_vertices`` on a validated batch ``(n, *point)`` of float64 points.
+    """
+
+    #: Dimensions of one point (1: vectors, 2: square matrices).
+    point_ndim = 1
+
+    def _validate(self, theta, name="theta"):
+        T, single = _as_points(theta, self.point_ndim, name)
+        self._check_dim(T.shape[-1])
+        return T, single
+
+    def _check_dim(self, k):
+        """Hook: raise ``ValueError`` if points of size ``k`` are not allowed."""
+
+    def project(self, theta, geometry="euclidean", max_iter=None, tol=None):
+        r"""Regularised prediction :math:`\operatorname{argmax}_{\mu} \langle\theta,\mu\rangle -
+        \Psi(\mu)` over the polytope (seed 004 Eq. 4).
+
+        Parameters
+        ----------
+        theta : array_like, one point or a batch along the leading axis
+        geometry : {"euclidean", "kl"}
+            ``"euclidean"``: :math:`\operatorname{argmin}_\mu \|\mu - \theta\|^2`; ``"kl"``:
+            :math:`\operatorname{argmax}_\mu \langle\theta,\mu\rangle - \sum \mu\log\mu`, i.e. the
+            KL projection of :math:`e^{\theta - 1}` (softmax on the simplex).
+        max_iter, tol : int, float, optional
+            Only used by iterative projections (Birkhoff); ignored by the exact ones.
+
+        Returns
+        -------
+        mu : ndarray, same shape as ``theta``
+        """
+        _check_geometry(geometry)
+        T, single = self._validate(theta)
+        if geometry == "euclidean":
+            out = self._project_euclidean(T, max_iter, tol)
+        else:
+            out = self._project_kl(T, max_iter, tol)
+        return out[0] if single else out
+
+    def argmax(self, theta):
+        r"""Linear maximisation oracle :math:`\operatorname{argmax}_{\mu} \langle\theta,\mu\rangle`,
+        a vertex (MAP inference, seed 004 §3); ties resolve deterministically (documented per class).
+        """
+        T, single = self._validate(theta)
+        out = self._argmax(T)
+        return out[0] if single else out
+
+    def contains(self, mu, atol=CONTAINS_ATOL):
+        """Whether each point satisfies the polytope's constraints up to ``atol`` (bool or array)."""
+        M, single = self._validate(mu, "mu")
+        out = self._contains(M, float(atol))
+        return bool(out[0]) if single else out
+
+    def vertices(self, dim):
+        """All vertices for points of size ``dim`` (the last axis of ``theta``), one per row.
+
+        Raises :class:`~advgame.exceptions.SizeLimitError` above :data:`MAX_VERTICES`.
+        """
+        dim = int(dim)
+        if dim < 1:
+            raise ValueError(f"dim must be a positive integer; got {dim}.")
+        self._check_dim(dim)
+        return self._vertices(dim)
+
+    def _project_kl(self, T, max_iter, tol):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+# ------------------------------------------------------------------------------------- simplex
+class Simplex(Polytope):
+    r"""Probability simplex :math:`\Delta^k` (multiclass; seed 004 §4).
+
+    Euclidean projection: sparsemax by the sort-based threshold, ``O(k log k)``; KL projection:
+    ``softmax(theta)``; ``argmax``: the one-hot of the first maximiser.
+    """
+
+    def _project_euclidean(self, T, max_iter, tol):
+        return _simplex_euclidean(T)
+
+    def _project_kl(self, T, max_iter, tol):
+        return softmax(T, axis=-1)
+
+    def _argmax(self, T):
+        return _first_argmax_onehot(T)
+
+    def _contains(self, M, atol):
+        return np.all(M >= -atol, axis=1) & (np.abs(M.sum(axis=1) - 1.0) <= atol)
+
+    def _vertices(self, dim):
+        _check_size(dim, "simplex")
+        return np.eye(dim)
+
+
+class UnitCube(Polytope):
+    r"""Unit cube :math:`[0,1]^k` (multilabel; seed 004 §4).
+
+    Euclidean: ``clip(theta, 0, 1)``; KL: ``min(1, exp(theta - 1))``; ``argmax``: ``1[theta > 0]``
+    (ties at 0 go to 0).
+    """
+
+    def _project_euclidean(self, T, max_iter, tol):
+        return np.clip(T, 0.0, 1.0)
+
+    def _project_kl(self, T, max_iter, tol):
+        return np.exp(np.minimum(T - 1.0, 0.0))
+
+    def _argmax(self, T):
+        return (T > 0).astype(np.float64)
+
+    def _contains(self, M, atol):
+        return np.all((M >= -atol) & (M <= 1.0 + atol), axis=1)
+
+    def _vertices(self, dim):
+        _check_size(2**dim, "unit cube")
+        return ((np.arange(2**dim)[:, None] >> np.arange(dim)) & 1).astype(np.float64)
+
+
+class Knapsack(Polytope):
+    r"""Knapsack polytope :math:`\{\mu \in [0,1]^k : l \le \langle\mu, 1\rangle \le u\}`
+    (multilabel with ``l..u`` labels; seed 004 §4, Proposition 3, §C.2).
+
+    Projection (Prop. 3): ``nu`` = the unit-cube projection; if ``l <= sum(nu) <= u`` it is
+    optimal, else project onto ``{mu in [0,1]^k : sum(mu) = m}`` with ``m = u`` (sum too large) or
+    ``m = l``, by a vectorised root search on the sum constraint's multiplier polished to the exact
+    closed form (``O(k)`` per bisection step; see ``_capped_sum_projection``).
+    ``argmax`` (seed 004 §4): with ``pi`` sorting ``theta`` decreasingly (stable, so ties go to the
+    smaller index), coordinates ``pi_1..pi_l`` are 1 and ``pi_{l+1}..pi_u`` are 1 where
+    ``theta > 0``.
+
+    Parameters
+    ----------
+    low, high : int
+        ``0 <= low <= high``; ``high <= k`` is checked when a point of size ``k`` is given.
+    """
+
+    def __init__(self, low, high):
+        for name, value in (("low", low), ("high", high)):
+            if (
+                not np.isscalar(value)
+                or not np.isfinite(value)
+                or float(value) != int(float(value))
+            ):
+                raise ValueError(f"{name} must be a finite integer; got {value!r}.")
+        self.low, self.high = int(low), int(high)
+        if not 0 <= self.low <= self.high:
+            raise ValueError(f"Knapsack needs 0 <= low <= high; got low={low}, high={high}.")
+
+    def __repr__(self):
+        return f"Knapsack(low={self.low}, high={self.high})"
+
+    def _check_dim(self, k):
+        if self.high > k:
+            raise ValueError(
+                f"Knapsack(low={self.low}, high={self.high}) needs high <= k, the number of "
+                f"coordinates; got points with k={k}."
+            )
+
+    def _project(self, T, geometry):
+        nu = np.clip(T, 0.0, 1.0) if geometry == "euclidean" else np.exp(np.minimum(T - 1.0, 0.0))
+        s = nu.sum(axis=1)
+        over, under = s > self.high, s < self.low
+        fix = over | under
+        if np.any(fix):
+            m = np.where(over, self.high, self.low)[fix].astype(np.float64)
+            nu[fix] = _capped_sum_projection(T[fix], m, geometry)
+        return nu
+
+    def _project_euclidean(self, T, max_iter, tol):
+        return self._project(T, "euclidean")
+
+    def _project_kl(self, T, max_iter, tol):
+        return self._project(T, "kl")
+
+    def _argmax(self, T):
+        order = np.argsort(-T, axis=1, kind="stable")
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.arange(T.shape[1])[None, :], axis=1)
+        return ((rank < self.low) | ((rank < self.high) & (T > 0))).astype(np.float64)
+
+    def _contains(self, M, atol):
+        s = M.sum(axis=1)
+        box = np.all((M >= -atol) & (M <= 1.0 + atol), axis=1)
+        return box & (s >= self.low - atol) & (s <= self.high + atol)
+
+    def _vertices(self, dim):
+        count = sum(math.comb(dim, j) for j in range(self.low, self.high + 1))
+        _check_size(count, "knapsack polytope")
+        cube = UnitCube()._vertices(dim)
+        sizes = cube.sum(axis=1)
+        return cube[(sizes >= self.low) & (sizes <= self.high)]
+
+
+class OrderSimplex(Polytope):
+    r"""Order simplex :math:`\{\mu \in \mathbb{R}^{d} : 1 \ge \mu_1 \ge \dots \ge \mu_d \ge 0\}`
+    (ordinal regression with ``d + 1`` classes; seed 004 §4, Proposition 4, §C.3).
+
+    Its vertices are :math:`\varphi(y) = \sum_{i < y} e_i`, ``y = 1..d+1``: ``0, e_1, e_1 + e_2,
+    ..., 1``.  Points have size ``d`` = number of classes - 1.
+
+    Euclidean projection: the non-increasing isotonic regression of ``theta`` clipped to ``[0, 1]``
+    (isotonic regression with bounds, seed 004 §4 / Best & Chakravarti 1990; clipping the
+    unbounded solution is optimal for separable convex objectives).  KL projection: the block
+    solution of :math:`\sum_{i\in B} \mu\log\mu - \theta_i\mu` is :math:`\exp(\bar\theta_B - 1)`,
+    a monotone map of the mean, so :math:`\mu = \min(1, \exp(x - 1))` with ``x`` the same isotonic
+    regression.  ``argmax``: the cumulative scores :math:`\langle\theta, \varphi(y)\rangle =
+    \sum_{i<y}\theta_i`, first maximiser (ties go to the smaller class).
+    """
+
+    def _project_euclidean(self, T, max_iter, tol):
+        return np.clip(_isotonic_decreasing_mean(T), 0.0, 1.0)
+
+    def _project_kl(self, T, max_iter, tol):
+        return np.exp(np.minimum(_isotonic_decreasing_mean(T) - 1.0, 0.0))
+
+    def _argmax(self, T):
+        n, d = T.shape
+        scores = np.concatenate([np.zeros((n, 1)), np.cumsum(T, axis=1)], axis=1)
+        y = np.argmax(scores, axis=1)  # number of leading ones
+        return (np.arange(d)[None, :] < y[:, None]).astype(np.float64)
+
+    def _contains(self, M, atol):
+        order = np.all(M[:, :-1] >= M[:, 1:] - atol, axis=1)
+        return order & (M[:, 0] <= 1.0 + atol) & (M[:, -1] >= -atol)
+
+    def _vertices(self, dim):
+        _check_size(dim + 1, "order simplex")
+        return np.tril(np.ones((dim + 1, dim)), k=-1)
+
+
+class Permutahedron(Polytope):
+    r"""Permutahedron induced by ``w``: the convex hull of the permutations of ``w`` (ranking;
+    seed 004 §4; ``w = (k, ..., 1)`` gives the classical permutahedron).
+
+    Projections (Lim & Wright 2016; Blondel, Teboul, Berthet & Djolonga 2020, Prop. 3): with ``s``
+    = ``theta`` sorted decreasingly and ``w`` sorted decreasingly,
+
+    * Euclidean: :math:`\mu = \theta - v` (un-permuted) with :math:`v = \operatorname{argmin}_{v_1
+      \ge \dots \ge v_k} \|v - (s - w)\|^2`, an isotonic regression;
+    * KL (requires ``w > 0``): :math:`\mu = \exp(\theta - v)` with :math:`v =
+      \operatorname{argmin}_{v_1\ge\dots\ge v_k} \sum_i e^{s_i - v_i} + w_i v_i`, block value
+      :math:`\mathrm{LSE}(s_B) - \log\sum_B w_i`.  The ``-sum(mu)`` term of the generalised KL is
+      constant on the permutahedron, so this is the convention of this module.
+
+    The isotonic problems are solved exactly by the vectorised min-max formula (``O(k^2)`` per
+    point, see ``_isotonic_increasing``) rather than the sequential ``O(k)`` pool-adjacent-violators
+    loop.  ``argmax``: the largest ``w`` goes to the largest ``theta`` (stable sort: among tied
+    ``theta`` the smaller index gets the larger weight).
+    """
+
+    def __init__(self, w):
+        w = np.asarray(w, dtype=np.float64)
+        if w.ndim != 1 or w.size == 0:
+            raise ValueError(f"w must be a non-empty 1-D array of weights; got shape {w.shape}.")
+        check_finite("w", w)
+        self.w = w
+        self._w_desc = -np.sort(-w)
+
+    def __repr__(self):
+        return f"Permutahedron(w={self.w.tolist()})"
+
+    def _check_dim(self, k):
+        if k != self.w.size:
+            raise ValueError(
+                f"points must have {self.w.size} coordinates (len(w)) for this permutahedron; "
+                f"got {k}."
+            )
+
+    def _sorted(self, T):
+        order = np.argsort(-T, axis=1, kind="stable")
+        return order, np.take_along_axis(T, order, axis=1)
+
+    def _project_euclidean(self, T, max_iter, tol):
+        order, s = self._sorted(T)
+        v = _isotonic_decreasing_mean(s - self._w_desc)
+        out = np.empty_like(T)
+        np.put_along_axis(out, order, s - v, axis=1)
+        return out
+
+    def _project_kl(self, T, max_iter, tol):
+        if np.any(self.w <= 0):
+            raise NotApplicableError(
+                "the KL projection onto the permutahedron needs strictly positive weights w "
+                f"(it uses log w); got min(w) = {self.w.min()}."
+            )
+        order, s = self._sorted(T)
+        logw = np.broadcast_to(np.log(self._w_desc), s.shape)
+        v = _isotonic_decreasing_kl(s, logw)
+        out = np.empty_like(T)
+        np.put_along_axis(out, order, np.exp(s - v), axis=1)
+        return out
+
+    def _argmax(self, T):
+        order = np.argsort(-T, axis=1, kind="stable")
+        out = np.empty_like(T)
+        np.put_along_axis(out, order, np.broadcast_to(self._w_desc, T.shape), axis=1)
+        return out
+
+    def _contains(self, M, atol):
+        top = np.cumsum(-np.sort(-M, axis=1), axis=1)
+        bound = np.cumsum(self._w_desc)
+        scale = atol * max(1.0, np.abs(self.w).max())
+        return np.all(top <= bound + scale, axis=1) & (np.abs(top[:, -1] - bound[-1]) <= scale)
+
+    def _vertices(self, dim):
+        _check_size(math.factorial(dim), "permutahedron")
+        perms = np.array(list(itertools.permutations(range(dim))))
+        return np.unique(self.w[perms], axis=0)
+
+
+# ------------------------------------------------------------------------------------ matrices
+def _birkhoff_affine(X):
+    r"""Projection onto the affine set :math:`\{P : P1 = 1, P^\top 1 = 1\}`:
+    :math:`X + r 1^\top/k + 1 c^\top/k - (\sum r)/k^2\, 11^\top` with ``r``, ``c`` the row/column
+    deficits."""
+    k = X.shape[-1]
+    r = 1.0 - X.sum(axis=2)
+    c = 1.0 - X.sum(axis=1)
+    t = r.sum(axis=1)
+    return X + r[:, :, None] / k + c[:, None, :] / k - (t / k**2)[:, None, None]
+
+
+def _marginal_error(P):
+    return np.maximum(
+        np.abs(P.sum(axis=2) - 1.0).max(axis=1), np.abs(P.sum(axis=1) - 1.0).max(axis=1)
+    )
+
+
+def _birkhoff_primal(Z, geometry):
+    """Primal matrix for dual potentials ``Z = theta + f 1^T + 1 g^T``."""
+    return np.exp(Z) if geometry == "kl" else np.maximum(Z, 0.0)
+
+
+def _birkhoff_dual(T, f, g, geometry):
+    r"""Concave dual ``sum f + sum g - sum h(theta + f 1^T + 1 g^T)``, ``h = exp`` (KL) or
+    ``h = max(., 0)^2 / 2`` (Euclidean), per matrix; its gradient is ``(1 - P1, 1 - P^T 1)``."""
+    Z = T + f[:, :, None] + g[:, None, :]
+    h = np.exp(Z) if geometry == "kl" else 0.5 * np.maximum(Z, 0.0) ** 2
+    return f.sum(axis=1) + g.sum(axis=1) - h.sum(axis=(1, 2))
+
+
+def _birkhoff_sweep(T, f, g, geometry):
+    """Exact maximisation of the dual over ``f`` then ``g``: Sinkhorn (KL) or its Euclidean analogue
+    (each row / column shifted so that its simplex projection sums to one)."""
+    if geometry == "kl":
+        f = -logsumexp(T + g[:, None, :], axis=2)
+        g = -logsumexp(T + f[:, :, None], axis=1)
+    else:
+        f = -_simplex_threshold(T + g[:, None, :])[..., 0]
+        g = -_simplex_threshold(np.swapaxes(T + f[:, :, None], 1, 2))[..., 0]
+    return f, g
+
+
+def _birkhoff_newton_step(T, f, g, geometry):
+    r"""One damped (semismooth for Euclidean) Newton step on the dual, ``g_k`` fixed.
+
+    Negative (generalised) Hessian ``[[diag(W1), W], [W^T, diag(W^T 1)]]`` with ``W = P`` (KL) or
+    ``W = 1[P > 0]`` (Euclidean); Armijo backtracking keeps the dual increasing.  Rows whose line
+    search fails keep their potentials (the caller then falls back to sweeps).
+    """
+    n, k, _ = T.shape
+    Z = T + f[:, :, None] + g[:, None, :]
+    P = _birkhoff_primal(Z, geometry)
+    W = P if geometry == "kl" else (Z > 0).astype(np.float64)
+    grad = np.concatenate([1.0 - P.sum(axis=2), 1.0 - P.sum(axis=1)[:, :-1]], axis=1)
+    H = np.zeros((n, 2 * k - 1, 2 * k - 1))
+    idx = np.arange(k)
+    H[:, idx, idx] = W.sum(axis=2)
+    H[:, k + idx[:-1], k + idx[:-1]] = W.sum(axis=1)[:, :-1]
+    H[:, :k, k:] = W[:, :, :-1]
+    H[:, k:, :k] = np.swapaxes(W[:, :, :-1], 1, 2)
+    diag = np.arange(2 * k - 1)
+    H[:, diag, diag] += 1e-12
+    d = np.linalg.solve(H, grad[:, :, None])[:, :, 0]
+    df = d[:, :k]
+    dg = np.concatenate([d[:, k:], np.zeros((n, 1))], axis=1)
+    base = _birkhoff_dual(T, f, g, geometry)
+    slope = np.sum(grad * d, axis=1)
+    step = np.ones(n)
+    bad = np.ones(n, dtype=bool)
+    for _ in range(40):
+        trial = _birkhoff_dual(T, f + step[:, None] * df, g + step[:, None] * dg, geometry)
+        bad = ~(trial >= base + 1e-4 * step * slope)
+        if not np.any(bad):
+            break
+        step = np.where(bad, step / 2, step)
+    step = np.where(bad, 0.0, step)
+    return f + step[:, None] * df, g + step[:, None] * dg
+
+
+def _birkhoff_project(T, geometry, max_iter, tol):
+    """Dual sweeps (Sinkhorn or Euclidean analogue) as a warm start, then Newton steps on the dual,
+    each followed by one sweep; stops when the marginal error is at most ``tol``."""
+    n, k, _ = T.shape
+    f = np.zeros((n, k))
+    g = np.zeros((n, k))
+    err = np.full(n, np.inf)
+    for it in range(max_iter):
+        if it >= SINKHORN_WARM_START:
+            f, g = _birkhoff_newton_step(T, f, g, geometry)
+        f, g = _birkhoff_sweep(T, f, g, geometry)
+        err = _marginal_error(_birkhoff_primal(T + f[:, :, None] + g[:, None, :], geometry))
+        if err.max() <= tol:
+            break
+    else:
+        name = "KL" if geometry == "kl" else "Euclidean"
+        warnings.warn(
+            f"the {name} projection onto the Birkhoff polytope did not reach tol={tol:g} in "
+            f"max_iter={max_iter} iterations; max marginal error {err.max():.3e}.",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+    return _birkhoff_primal(T + f[:, :, None] + g[:, None, :], geometry)
+
+
+class Birkhoff(Polytope):
+    r"""Birkhoff polytope of doubly stochastic ``k x k`` matrices (ranking; seed 004 §4).
+
+    Both projections maximise the concave dual :math:`\sum f + \sum g - \sum_{ij}
+    h(\theta_{ij} + f_i + g_j)` whose maximiser gives :math:`P = h'(\theta + f1^\top + 1g^\top)`:
+
+    * KL: :math:`h = \exp` (the maximiser of :math:`\langle\theta,P\rangle - \sum P\log P`
+      is :math:`\exp(\theta + f1^\top + 1g^\top)`, the ``-1`` absorbed in ``f``); the exact
+      row/column sweeps are log-domain Sinkhorn (seed 004 §4, refs [47, 18]).
+    * Euclidean: :math:`h = \max(\cdot, 0)^2/2`, :math:`P = \max(\theta + f1^\top + 1g^\top, 0)`
+      (the dual approach of seed 004 ref. [13]); the exact sweeps shift each row/column by its
+      simplex-projection threshold.
+
+    After :data:`SINKHORN_WARM_START` sweeps, each iteration adds a damped Newton step on the dual
+    (semismooth for Euclidean, Armijo line search; the ``(1, -1)`` null direction removed by fixing
+    ``g_k``), which turns Sinkhorn's slow convergence for spread-out ``theta`` into a few steps.
+    Iteration stops when the maximal row/column marginal error is at most ``tol`` (floored at
+    ``64 k eps``, times ``max|theta|`` after double centring for Euclidean: the rounding level).
+    ``theta`` is first shifted (KL) or double-centred (Euclidean); both leave the projection
+    unchanged since :math:`\langle a1^\top + 1b^\top, P\rangle` is constant on the polytope.
+    Both warn with :class:`ConvergenceWarning` (stating the achieved marginal error) if ``max_iter``
+    is reached.  Sinkhorn converges slowly when ``theta``'s entries differ by hundreds or more
+    (the KL projection is then nearly a permutation); increase ``max_iter`` or rescale.
+    ``argmax``: the assignment problem by ``scipy.optimize.linear_sum_assignment`` (Hungarian /
+    Jonker-Volgenant), one call per matrix since scipy has no batched solver.
+    """
+
+    point_ndim = 2
+
+    def _project_kl(self, T, max_iter, tol):
+        max_iter = BIRKHOFF_MAX_ITER if max_iter is None else int(max_iter)
+        k = T.shape[-1]
+        tol = max(BIRKHOFF_TOL if tol is None else float(tol), _ROUNDING_FLOOR * k)
+        T = T - T.max(axis=(1, 2), keepdims=True)  # a constant shift leaves the maximiser unchanged
+        return _birkhoff_project(T, "kl", max_iter, tol)
+
+    def _project_euclidean(self, T, max_iter, tol):
+        max_iter = BIRKHOFF_MAX_ITER if max_iter is None else int(max_iter)
+        k = T.shape[-1]
+        # adding a 1^T + 1 b^T to theta leaves the projection unchanged: double-centre it
+        T = (
+            T
+            - T.mean(axis=2, keepdims=True)
+            - T.mean(axis=1, keepdims=True)
+            + T.mean(axis=(1, 2), keepdims=True)
+        )
+        scale = max(1.0, float(np.abs(T).max()))
+        tol = max(BIRKHOFF_TOL if tol is None else float(tol), _ROUNDING_FLOOR * k * scale)
+        return _birkhoff_project(T, "euclidean", max_iter, tol)
+
+    def _argmax(self, T):
+        out = np.zeros_like(T)
+        for i, t in enumerate(T):  # scipy has no batched assignment solver
+            rows, cols = linear_sum_assignment(t, maximize=True)
+            out[i, rows, cols] = 1.0
+        return out
+
+    def _contains(self, M, atol):
+        return np.all(M >= -atol, axis=(1, 2)) & (_marginal_error(M) <= atol)
+
+    def _vertices(self, dim):
+        _check_size(math.factorial(dim), "Birkhoff polytope")
+        perms = np.array(list(itertools.permutations(range(dim))))
+        out = np.zeros((len(perms), dim, dim))
+        out[np.arange(len(perms))[:, None], np.arange(dim)[None, :], perms] = 1.0
+        return out
+
+
+class RowStochastic(Polytope):
+    r"""Row-stochastic ``k x k`` matrices :math:`\Delta^k \times \dots \times \Delta^k`, a superset
+    of the Birkhoff polytope with cheaper projections (seed 004 §4).
+
+    Each row is projected onto the simplex independently (sparsemax / softmax); ``argmax`` is the
+    one-hot of the first maximiser of each row.
+    """
+
+    point_ndim = 2
+
+    def _project_euclidean(self, T, max_iter, tol):
+        return _simplex_euclidean(T)
+
+    def _project_kl(self, T, max_iter, tol):
+        return softmax(T, axis=-1)
+
+    def _argmax(self, T):
+        return _first_argmax_onehot(T)
+
+    def _contains(self, M, atol):
+        return np.all(M >= -atol, axis=(1, 2)) & np.all(np.abs(M.sum(axis=2) - 1.0) <= atol, axis=1)
+
+    def _vertices(self, dim):
+        _check_size(dim**dim, "row-stochastic polytope")
+        choice = np.array(list(itertools.product(range(dim), repeat=dim)))
+        out = np.zeros((len(choice), dim, dim))
+        out[np.arange(len(choice))[:, None], np.arange(dim)[None, :], choice] = 1.0
+        return out
+
+
+# ---------------------------------------------------------------------------------- Frank-Wolfe
+def _kl_objective(mu, t):
+    """``sum mu log mu - <t, mu>`` with ``0 log 0 = 0``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ent = np.where(mu > 0, mu * np.log(np.where(mu > 0, mu, 1.0)), 0.0)
+    return ent.sum() - t @ mu
+
+
+def frank_wolfe_projection(argmax, theta, geometry="euclidean", max_iter=10_000, tol=1e-12):
+    r"""Projection of one point onto ``conv(argmax(.)'s range)`` by pairwise Frank-Wolfe.
+
+    Works for any polytope given its linear maximisation oracle (seed 004 §3 "Computation";
+    Lacoste-Julien & Jaggi 2015).  Minimises :math:`f(\mu) = \tfrac12\|\mu-\theta\|^2`
+    (``"euclidean"``) or :math:`\sum\mu\log\mu - \langle\theta,\mu\rangle` (``"kl"``) over the
+    active-set representation :math:`\mu = \sum_a \lambda_a a`: each step moves weight from the
+    away atom to the Frank-Wolfe atom with an exact (Euclidean) or bounded Brent (KL) line search.
+    Stops when the Frank-Wolfe gap :math:`\langle -\nabla f(\mu), s - \mu\rangle \ge f(\mu) - f^*`
+    is at most ``tol``; Euclidean accuracy is then :math:`\|\mu - \mu^*\| \le \sqrt{2\,tol}`.
+    KL starts at the average of the vertices returned for ``theta`` and ``+/-`` every coordinate
+    direction so the iterate is in the relative interior; its Brent line search limits the gap
+    reached to about ``1e-9`` (points agree with the exact projections to ~``1e-9`` after a few
+    hundred iterations on small cases), so a KL ``tol`` below that runs to ``max_iter``.
+
+    Parameters
+    ----------
+    argmax : callable
+        ``argmax(direction)`` returns a vertex maximising ``<direction, vertex>``; ``direction``
+        has ``theta``'s shape.
+    theta : array_like
+        One point (any shape the oracle accepts); loop over a batch yourself.
+    geometry : {"euclidean", "kl"}
+    max_iter : int
+    tol : float
+
+    Returns
+    -------
+    mu : ndarray, shape of ``theta``
+    """
+    _check_geometry(geometry)
+    theta = np.asarray(theta, dtype=np.float64)
+    if theta.size == 0:
+        raise ValueError("theta is empty; expected one point.")
+    check_finite("theta", theta)
+    shape = theta.shape
+    t = theta.ravel()
+
+    def lmo(direction):
+        return np.asarray(argmax(direction.reshape(shape)), dtype=np.float64).ravel()
+
+    atoms = {}
+    starts = [t]
+    if geometry == "kl":
+        eye = np.eye(t.size)
+        starts += list(eye) + list(-eye)
+    for d in starts:
+        a = lmo(d)
+        atoms[a.tobytes()] = [a, 0.0]
+    for entry in atoms.values():
+        entry[1] = 1.0 / len(atoms)
+    mu = sum(a * lam for a, lam in atoms.values())
+
+    for _ in range(max_iter):
+        if geometry == "euclidean":
+            grad = mu - t
+        else:
+            grad = np.log(np.maximum(mu, 1e-300)) + 1.0 - t
+        s = lmo(-grad)
+        gap = -grad @ (s - mu)
+        if gap <= tol:
+            break
+        away_key = max(atoms, key=lambda key: grad @ atoms[key][0])
+        v, gmax = atoms[away_key]
+        d = s - v
+        dd = d @ d
+        if dd == 0:
+            break
+        if geometry == "euclidean":
+            gamma = min(max(-grad @ d / dd, 0.0), gmax)
+        else:
+            gamma = minimize_scalar(
+                lambda g, mu=mu, d=d: _kl_objective(mu + g * d, t),
+                bounds=(0.0, gmax),
+                method="bounded",
+                options={"xatol": 1e-15 * max(1.0, gmax)},
+            ).x
+        mu = mu + gamma * d
+        atoms[away_key][1] -= gamma
+        if atoms[away_key][1] <= 1e-15:
+            del atoms[away_key]
+        key = s.tobytes()
+        if key in atoms:
+            atoms[key][1] += gamma
+        else:
+            atoms[key] = [s, gamma]
+    return mu.reshape(shape)
