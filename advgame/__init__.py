@@ -18,6 +18,7 @@ from .models import (
     robust_feature_selection,
 )
 from .permutation import PermutationGame
+from .polytopes import FenchelYoungLoss
 from .uncertainty import Exact, NormBall, SoftMoments
 
 __version__ = "0.1.0"
@@ -33,6 +34,7 @@ __all__ = [
     "Game",
     "GraphGame",
     "PermutationGame",
+    "FenchelYoungLoss",
     "NormBall",
     "SoftMoments",
     "LossMatrix",

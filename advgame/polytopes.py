@@ -33,7 +33,7 @@ import warnings
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment, minimize_scalar
-from scipy.special import logsumexp, softmax
+from scipy.special import logsumexp, softmax, xlogy
 
 from ._validation import check_finite
 from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError
@@ -48,7 +48,7 @@ __all__ = [
     "Birkhoff",
     "RowStochastic",
     "frank_wolfe_projection",
-    "ConvergenceWarning",
+    "FenchelYoungLoss",
     "GEOMETRIES",
     "MAX_VERTICES",
     "CONTAINS_ATOL",
@@ -881,3 +881,77 @@ def frank_wolfe_projection(argmax, theta, geometry="euclidean", max_iter=10_000,
         else:
             atoms[key] = [s, gamma]
     return mu.reshape(shape)
+
+
+# ----------------------------------------------------------------------------- the loss
+class FenchelYoungLoss:
+    r"""Fenchel-Young loss of a polytope and a geometry (seed 004 Eq. 5-6, Proposition 1).
+
+        .. math::  L_\Psi(	heta; \mu_y) = \Psi^*(	heta) + \Psi(\mu_y) - \langle 	heta, \mu_y
+    angle,
+                   \qquad \Psi^*(	heta) = \max_{\mu \in \mathcal C}\ \langle	heta,\mu
+    angle - \Psi(\mu),
+
+        with :math:`\Psi(\mu) = 	frac12\|\mu\|^2` (``'euclidean'``) or :math:`\sum \mu \log \mu`
+        (``'kl'``) restricted to the polytope :math:`\mathcal C`, and :math:`\mu_y = arphi(y)` a point
+        of :math:`\mathcal C` (a vertex for a label).  Properties (seed 004 Prop. 1): ``L >= 0`` (the
+        Fenchel-Young inequality), ``L = 0`` iff the regularised prediction
+        :math:`\hat\mu =
+    abla\Psi^*(	heta)` (``polytope.project``) equals :math:`\mu_y`, ``L`` is
+        convex in ``theta`` and differentiable with gradient :math:`\hat\mu - \mu_y`, Lipschitz (the
+        loss is smooth) for the Euclidean geometry.  On the simplex the KL geometry gives the
+        logistic loss ``logsumexp(theta) - theta_y`` and the Euclidean one the sparsemax loss.
+
+        Parameters
+        ----------
+        polytope : Polytope
+        geometry : {'euclidean', 'kl'}
+    """
+
+    def __init__(self, polytope, geometry="euclidean"):
+        if not isinstance(polytope, Polytope):
+            raise ValueError(
+                f"polytope must be an advgame.polytopes.Polytope; got {type(polytope).__name__}."
+            )
+        _check_geometry(geometry)
+        self.polytope, self.geometry = polytope, geometry
+
+    def regularizer(self, mu):
+        """``Psi(mu)`` of each point of a batch (or one point)."""
+        M, single = self.polytope._validate(mu, "mu")
+        axes = tuple(range(1, M.ndim))
+        out = (
+            0.5 * np.sum(M * M, axis=axes)
+            if self.geometry == "euclidean"
+            else np.sum(xlogy(M, M), axis=axes)
+        )
+        return float(out[0]) if single else out
+
+    def value_and_gradient(self, theta, target):
+        """``L(theta; target)`` and its gradient ``project(theta) - target`` (batch or one point).
+
+        ``target`` must lie in the polytope (e.g. ``phi(y)``); otherwise ValueError.
+        """
+        T, single = self.polytope._validate(theta)
+        Y, _ = self.polytope._validate(target, "target")
+        if Y.shape != T.shape:
+            raise ValueError(f"target must have the shape of theta {T.shape}; got {Y.shape}.")
+        inside = np.atleast_1d(self.polytope.contains(Y))
+        if not inside.all():
+            raise ValueError(
+                f"target must lie in {self.polytope!r} (e.g. phi(y) of a label); point "
+                f"{int(np.argmin(inside))} does not."
+            )
+        mu = self.polytope.project(T, self.geometry)
+        axes = tuple(range(1, T.ndim))
+        value = np.sum(T * (mu - Y), axis=axes) - self.regularizer(mu) + self.regularizer(Y)
+        value = np.maximum(value, 0.0)  # rounding below the Fenchel-Young bound
+        gradient = mu - Y
+        return (float(value[0]), gradient[0]) if single else (value, gradient)
+
+    def __call__(self, theta, target):
+        """``L(theta; target)``."""
+        return self.value_and_gradient(theta, target)[0]
+
+    def __repr__(self):
+        return f"FenchelYoungLoss({self.polytope!r}, geometry={self.geometry!r})"
