@@ -16,7 +16,8 @@ def check_finite(name, array):
         )
 
 
-def _as_float_array(name, value):
+def as_float_array(name, value):
+    """``value`` as a float64 array; ``ValueError`` naming ``name`` if it is not numeric."""
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -33,7 +34,7 @@ def as_potentials(F, k, name="F"):
     single : bool
         True when the input was one row ``(k,)``; callers then return scalars / 1-D results.
     """
-    F = _as_float_array(name, F)
+    F = as_float_array(name, F)
     if F.ndim == 1:
         single = True
         F = F[None, :]

@@ -801,6 +801,7 @@ class InnerProgram:
 
     @property
     def n_nodes(self):
+        """Number of graph nodes ``N`` (the loss rows are ``N l``)."""
         return self.losses.shape[0] // self.n_actions
 
     @property

@@ -39,6 +39,7 @@ import networkx as nx
 import numpy as np
 from scipy.special import logsumexp
 
+from ._validation import as_float_array, check_finite
 from .exceptions import SizeLimitError
 
 __all__ = [
@@ -106,13 +107,8 @@ def check_graph(graph):
 
 
 def _as_potential_array(name, value):
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric array; could not convert it ({exc}).") from exc
-    if not np.all(np.isfinite(array)):
-        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
-        raise ValueError(f"{name} must be finite; found {array[bad]} at index {bad}.")
+    array = as_float_array(name, value)
+    check_finite(name, array)
     return array
 
 

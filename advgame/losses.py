@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_finite, check_real
+from ._validation import as_float_array, check_finite, check_real
 
 __all__ = [
     "STRUCTURE_RTOL",
@@ -163,12 +163,7 @@ class LossMatrix:
     """
 
     def __init__(self, matrix, labels=None, actions=None):
-        try:
-            M = np.array(matrix, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"matrix must be a numeric 2-D array; could not convert it ({exc})."
-            ) from exc
+        M = as_float_array("matrix", matrix).copy()
         if M.ndim != 2:
             raise ValueError(
                 f"matrix must be 2-D (actions x labels); got an array with shape {M.shape}."

@@ -65,7 +65,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 
-from ._validation import check_finite
+from ._validation import as_float_array, check_finite
 from .exceptions import NotApplicableError, SizeLimitError
 from .oracle import highs_model, run_warm
 
@@ -220,12 +220,7 @@ class PermutationGame:
     # -------------------------------------------------------------------------- validation
     def _theta(self, Theta, name="Theta"):
         k = self.k
-        try:
-            T = np.asarray(Theta, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"{name} must be a numeric array; could not convert it ({exc})."
-            ) from exc
+        T = as_float_array(name, Theta)
         if T.ndim not in (2, 3) or T.shape[-2:] != (k, k):
             raise ValueError(
                 f"{name} must have shape ({k}, {k}) or (n, {k}, {k}) (item x position scores); got "
@@ -242,12 +237,7 @@ class PermutationGame:
     def _truth(self, P_true, n, single, name="P_true"):
         """Permutation matrices ``(n, k, k)`` from matrices or 1-based rank vectors."""
         k = self.k
-        try:
-            P = np.asarray(P_true, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"{name} must be a numeric array; could not convert it ({exc})."
-            ) from exc
+        P = as_float_array(name, P_true)
         matrix_shape = (k, k) if single else (n, k, k)
         rank_shape = (k,) if single else (n, k)
         if P.shape == matrix_shape:

@@ -35,7 +35,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment, minimize_scalar
 from scipy.special import logsumexp, softmax, xlogy
 
-from ._validation import check_finite
+from ._validation import as_float_array, check_finite
 from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError
 
 __all__ = [
@@ -80,10 +80,7 @@ _BISECTION_STEPS = 2100
 # ------------------------------------------------------------------------------------- helpers
 def _as_points(theta, point_ndim, name="theta"):
     """float64 array of shape ``(n, *point)``, and whether one point was given."""
-    try:
-        array = np.asarray(theta, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric array; could not convert it ({exc}).") from exc
+    array = as_float_array(name, theta)
     if array.ndim == point_ndim:
         single = True
         array = array[None]

@@ -8,7 +8,9 @@ import pytest
 
 import advgame as ag
 from advgame.exceptions import NotApplicableError, SizeLimitError
-from advgame.graph import MAX_CLIQUE_STATES, brute_force_game
+from advgame.graph import MAX_CLIQUE_STATES, GraphGame, brute_force_game
+from advgame.inference import brute_force_scores
+from advgame.losses import zero_one
 
 
 def _graphs():
@@ -209,3 +211,27 @@ def test_pickle_round_trip():
     psi, Psi = _potentials(nx.cycle_graph(4), 3, np.random.default_rng(1))
     restored = pickle.loads(pickle.dumps(game))
     assert restored.value(psi, Psi) == pytest.approx(game.value(psi, Psi), abs=1e-12)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("graph_name", ["5-cycle", "K4", "chain"])
+def test_decode_is_a_brute_force_maximiser(graph_name, k):
+    """MAP decoding (max-sum on forests, the junction-tree LP otherwise) attains the best score
+    over all k^N labelings, ties included."""
+    graph = {"5-cycle": nx.cycle_graph(5), "K4": nx.complete_graph(4), "chain": nx.path_graph(5)}[
+        graph_name
+    ]
+    game = GraphGame(zero_one(k), graph)
+    rng = np.random.default_rng(k)
+    for scale in (1e-6, 1.0, 1e4):
+        psi = rng.normal(size=(graph.number_of_nodes(), k)) * scale
+        Psi = rng.normal(size=(graph.number_of_edges(), k, k)) * scale
+        for p, P in ((psi, Psi), (np.round(psi), np.round(Psi))):  # rounding creates ties
+            _, scores = brute_force_scores(graph, p, P)
+            assert game.score(p, P, game.decode(p, P)) == pytest.approx(
+                scores.max(), rel=1e-9, abs=1e-9 * scale
+            )
+    with pytest.raises(NotApplicableError, match="fractional"):
+        GraphGame(zero_one(k), nx.cycle_graph(5), polytope="local").decode(
+            np.zeros((5, k)), np.zeros((5, k, k))
+        )

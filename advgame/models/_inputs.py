@@ -6,7 +6,34 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-__all__ = ["check_iteration_params", "check_weights", "check_classification_fit"]
+from .. import losses
+
+__all__ = [
+    "check_iteration_params",
+    "check_weights",
+    "check_classification_fit",
+    "resolve_loss_matrix",
+]
+
+#: Accepted aliases of loss names.
+LOSS_ALIASES = {"absolute": "ordinal"}
+
+
+def resolve_loss_matrix(loss, k, names, classes=None, **options):
+    """A named loss ``losses.<name>(k, **options)`` (``names`` lists the accepted ones) or a
+    user matrix with one column per class; ``classes`` only enriches the error message."""
+    if isinstance(loss, str):
+        if loss not in names:
+            raise ValueError(f"loss must be one of {names} or a loss matrix; got {loss!r}.")
+        return getattr(losses, LOSS_ALIASES.get(loss, loss))(k, **options)
+    L = losses.as_loss_matrix(loss)
+    if L.n_labels != k:
+        seen = "" if classes is None else f" {list(classes)}"
+        raise ValueError(
+            f"the loss matrix has {L.n_labels} label columns but y has {k} classes{seen}; give "
+            "one column per class in sorted label order."
+        )
+    return L
 
 
 def check_iteration_params(estimator, integers=("max_iter",), check_tol=True):

@@ -17,7 +17,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import losses
 from ..compile import compile_learning
 from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
 from ..game import Game
@@ -29,7 +28,7 @@ from ..solvers import (
     refine_cutting_plane,
 )
 from ..uncertainty import SoftMoments, as_uncertainty
-from ._inputs import check_classification_fit, check_iteration_params
+from ._inputs import check_classification_fit, check_iteration_params, resolve_loss_matrix
 
 __all__ = ["AdversarialClassifier"]
 
@@ -158,21 +157,9 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------------------ building
     def _loss_matrix(self, k):
-        if isinstance(self.loss, str):
-            if self.loss not in _LOSSES:
-                raise ValueError(
-                    f"loss must be one of {_LOSSES} or a loss matrix; got {self.loss!r}."
-                )
-            if self.loss == "abstain":
-                return losses.abstain(k, alpha=self.alpha)
-            return getattr(losses, self.loss)(k)
-        L = losses.as_loss_matrix(self.loss)
-        if L.n_labels != k:
-            raise ValueError(
-                f"the loss matrix has {L.n_labels} label columns but y has {k} classes "
-                f"{list(self.classes_)}; give one column per class in sorted label order."
-            )
-        return L
+        abstain = isinstance(self.loss, str) and self.loss == "abstain"
+        options = {"alpha": self.alpha} if abstain else {}
+        return resolve_loss_matrix(self.loss, k, _LOSSES, self.classes_, **options)
 
     def _feature_map(self):
         if self.kernel is not None:

@@ -48,7 +48,7 @@ from ..graph import GRAPH_METHODS, GraphGame
 from ..inference import check_graph, marginals, max_sum
 from ..solvers import fit_adagrad, fit_lbfgs
 from ..uncertainty import SoftMoments, as_uncertainty
-from ._inputs import check_iteration_params
+from ._inputs import check_iteration_params, resolve_loss_matrix
 
 __all__ = ["AdversarialGraphicalModel", "StructuredSVM", "GraphFeatures", "compile_graphical"]
 
@@ -166,18 +166,7 @@ def _check_inputs(name, values, n_columns=None):
 
 
 def _loss_matrix(loss, k):
-    if isinstance(loss, str):
-        if loss not in _LOSSES:
-            raise ValueError(f"loss must be one of {_LOSSES} or a loss matrix; got {loss!r}.")
-        name = "ordinal" if loss == "absolute" else loss
-        return getattr(losses, name)(k)
-    L = losses.as_loss_matrix(loss)
-    if L.n_labels != k:
-        raise ValueError(
-            f"the loss matrix has {L.n_labels} label columns but the labels have {k} classes; "
-            "give one column per class in sorted label order."
-        )
-    return L
+    return resolve_loss_matrix(loss, k, _LOSSES)
 
 
 # ------------------------------------------------------------------------ inner problems
