@@ -4,7 +4,17 @@ A loss matrix, a feature map, an uncertainty set and a polytope define a game; a
 exactly (HiGHS / cvxpy) or through closed-form fast paths.  See DESIGN §6 for the public names.
 """
 
-from . import closed_forms, datasets, inference, losses, polytopes, uncertainty, vertices
+from . import (
+    closed_forms,
+    datasets,
+    decoding,
+    inference,
+    losses,
+    metrics,
+    polytopes,
+    uncertainty,
+    vertices,
+)
 from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError, SolverError
 from .game import Game
 from .graph import GraphGame
@@ -12,8 +22,10 @@ from .losses import LossMatrix
 from .models import (
     AdversarialClassifier,
     AdversarialGraphicalModel,
+    LabelRanker,
     MinimaxClassifier,
     MinimaxRegressor,
+    ProjectionClassifier,
     StructuredSVM,
     robust_feature_selection,
 )
@@ -27,6 +39,8 @@ __all__ = [
     "AdversarialClassifier",
     "AdversarialGraphicalModel",
     "StructuredSVM",
+    "ProjectionClassifier",
+    "LabelRanker",
     "MinimaxClassifier",
     "MinimaxRegressor",
     "robust_feature_selection",
@@ -44,8 +58,10 @@ __all__ = [
     "SolverError",
     "closed_forms",
     "datasets",
+    "decoding",
     "inference",
     "losses",
+    "metrics",
     "polytopes",
     "uncertainty",
     "vertices",

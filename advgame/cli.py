@@ -69,6 +69,12 @@ BENCHMARKS = (
         "seed 002's Table 1 protocol: AGM vs CRF vs SSVM",
         "30 sequences, 2 splits, one strength",
     ),
+    ("projections", "polytope projections vs cvxpy vs Frank-Wolfe", "small sizes, few points"),
+    (
+        "projection-losses",
+        "seed 004's Tables 1, 2, 4, 6, 7 (label ranking, multilabel, ordinal)",
+        "1 split, 2 alphas, iris / 300 yeast rows / machine CPU",
+    ),
 )
 
 DEMO_GAMES = (
@@ -369,7 +375,9 @@ def cmd_bench(args):
     """``advgame bench NAME`` (:data:`BENCHMARKS`): see :mod:`advgame.benchmarks`."""
     from importlib import import_module
 
-    import_module(f".benchmarks.{args.benchmark}", __package__).run(quick=args.quick, out=args.out)
+    import_module(f".benchmarks.{args.benchmark.replace('-', '_')}", __package__).run(
+        quick=args.quick, out=args.out
+    )
     return 0
 
 

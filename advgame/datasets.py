@@ -2,7 +2,8 @@
 
 Each file is the shared benchmark CSV, gzip-compressed and verified against the SHA-256 in
 ``MANIFEST.csv`` on load.  Multiclass and ordinal files hold features and a last column ``y``;
-label-ranking files hold features and ``k`` rank columns ``r0..r{k-1}`` (1 = best).
+label-ranking files hold features and ``k`` rank columns ``r0..r{k-1}`` (1 = best); the
+multilabel file holds features and ``L`` 0/1 columns ``label_0..label_{L-1}``.
 Categorical feature columns (abalone's ``sex``) are one-hot encoded as ``name=value`` columns;
 string class labels are kept as strings (scikit-learn accepts them).  The ordinal
 files keep the raw regression target: :func:`quantile_bins` turns it into ordered classes as the
@@ -22,7 +23,8 @@ __all__ = ["Dataset", "list_datasets", "load", "make_ordinal_sequences", "quanti
 
 @dataclass
 class Dataset:
-    """A loaded data set: features ``X`` (n, d), targets ``y`` ((n,) or ranks (n, k)), names."""
+    """A loaded data set: features ``X`` (n, d), targets ``y`` ((n,), ranks (n, k) or 0/1
+    indicators (n, L)), names."""
 
     name: str
     X: np.ndarray
@@ -60,7 +62,8 @@ def load(name):
         raise ValueError(f"{name}: the vendored file does not match its SHA-256 in MANIFEST.csv.")
     header, *rows = csv.reader(raw.decode("utf-8").splitlines())
     columns = list(zip(*rows))
-    n_targets = int(entry["n_classes_or_labels"]) if entry["task"] == "label_ranking" else 1
+    multi = entry["task"] in ("label_ranking", "multilabel")
+    n_targets = int(entry["n_classes_or_labels"]) if multi else 1
     features, names = [], []
     for name_, column in zip(header[:-n_targets], columns[:-n_targets]):
         block, block_names = _feature_column(name_, column)
@@ -68,7 +71,7 @@ def load(name):
         names += block_names
     X = np.column_stack(features)
     targets = columns[-n_targets:]
-    if entry["task"] == "label_ranking":
+    if multi:
         y = np.array(targets, dtype=np.int64).T
     elif entry["task"] == "multiclass":
         y = _labels(targets[0])

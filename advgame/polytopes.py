@@ -47,6 +47,7 @@ __all__ = [
     "Permutahedron",
     "Birkhoff",
     "RowStochastic",
+    "Unconstrained",
     "frank_wolfe_projection",
     "FenchelYoungLoss",
     "GEOMETRIES",
@@ -623,62 +624,88 @@ def _birkhoff_sweep(T, f, g, geometry):
     return f, g
 
 
-def _birkhoff_newton_step(T, f, g, geometry):
-    r"""One damped (semismooth for Euclidean) Newton step on the dual, ``g_k`` fixed.
+def _birkhoff_gradient(T, f, g, geometry):
+    """Dual gradient ``(1 - P1, 1 - P^T 1)`` (the last column's entry dropped: ``g_k`` is fixed)
+    and the primal matrix ``P``."""
+    P = _birkhoff_primal(T + f[:, :, None] + g[:, None, :], geometry)
+    return np.concatenate([1.0 - P.sum(axis=2), 1.0 - P.sum(axis=1)[:, :-1]], axis=1), P
 
-    Negative (generalised) Hessian ``[[diag(W1), W], [W^T, diag(W^T 1)]]`` with ``W = P`` (KL) or
-    ``W = 1[P > 0]`` (Euclidean); Armijo backtracking keeps the dual increasing.  Rows whose line
-    search fails keep their potentials (the caller then falls back to sweeps).
+
+def _birkhoff_newton_step(T, f, g, geometry):
+    r"""One regularised (semismooth for Euclidean) Newton step on the dual, ``g_k`` fixed.
+
+    Negative (generalised) Hessian ``H = [[diag(W1), W], [W^T, diag(W^T 1)]]`` with ``W = P``
+    (KL) or ``W = 1[P > 0]`` (Euclidean).  For Euclidean ``H`` is singular whenever the support of
+    ``P`` splits into blocks, so the step solves ``(H + mu I) d = grad`` with
+    ``mu = |grad| / max(1, max|theta|)`` (Levenberg-Marquardt: a gradient step along the
+    singular directions, the Newton step as the gradient vanishes, hence quadratic convergence
+    near the solution).  A step is accepted when
+    the dual rises (Armijo) or, once dual values no longer resolve the progress (rounding), when
+    it does not fall and the gradient shrinks; otherwise it is halved.  Points whose search fails
+    keep their potentials (the caller's sweep follows).
     """
     n, k, _ = T.shape
-    Z = T + f[:, :, None] + g[:, None, :]
-    P = _birkhoff_primal(Z, geometry)
-    W = P if geometry == "kl" else (Z > 0).astype(np.float64)
-    grad = np.concatenate([1.0 - P.sum(axis=2), 1.0 - P.sum(axis=1)[:, :-1]], axis=1)
+    grad, P = _birkhoff_gradient(T, f, g, geometry)
+    W = P if geometry == "kl" else (P > 0).astype(np.float64)
     H = np.zeros((n, 2 * k - 1, 2 * k - 1))
     idx = np.arange(k)
     H[:, idx, idx] = W.sum(axis=2)
     H[:, k + idx[:-1], k + idx[:-1]] = W.sum(axis=1)[:, :-1]
     H[:, :k, k:] = W[:, :, :-1]
     H[:, k:, :k] = np.swapaxes(W[:, :, :-1], 1, 2)
+    norm = np.linalg.norm(grad, axis=1)
     diag = np.arange(2 * k - 1)
-    H[:, diag, diag] += 1e-12
+    # potentials scale like theta, so the damping does too (a unit-less mu would cap the steps)
+    scale = np.maximum(1.0, np.abs(T).max(axis=(1, 2)))
+    H[:, diag, diag] += (norm / scale)[:, None]
     d = np.linalg.solve(H, grad[:, :, None])[:, :, 0]
     df = d[:, :k]
     dg = np.concatenate([d[:, k:], np.zeros((n, 1))], axis=1)
     base = _birkhoff_dual(T, f, g, geometry)
+    slack = 8 * np.finfo(float).eps * (1.0 + np.abs(base))
     slope = np.sum(grad * d, axis=1)
     step = np.ones(n)
-    bad = np.ones(n, dtype=bool)
     for _ in range(40):
-        trial = _birkhoff_dual(T, f + step[:, None] * df, g + step[:, None] * dg, geometry)
-        bad = ~(trial >= base + 1e-4 * step * slope)
-        if not np.any(bad):
+        f_try, g_try = f + step[:, None] * df, g + step[:, None] * dg
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflowing trial is rejected
+            trial = _birkhoff_dual(T, f_try, g_try, geometry)
+            trial_grad = _birkhoff_gradient(T, f_try, g_try, geometry)[0]
+        shrinks = np.linalg.norm(trial_grad, axis=1) < norm
+        ok = (trial >= base + 1e-4 * step * slope) | ((trial >= base - slack) & shrinks)
+        if np.all(ok):
             break
-        step = np.where(bad, step / 2, step)
-    step = np.where(bad, 0.0, step)
+        step = np.where(ok, step, step / 2)
+    step = np.where(ok, step, 0.0)
     return f + step[:, None] * df, g + step[:, None] * dg
 
 
 def _birkhoff_project(T, geometry, max_iter, tol):
     """Dual sweeps (Sinkhorn or Euclidean analogue) as a warm start, then Newton steps on the dual,
-    each followed by one sweep; stops when the marginal error is at most ``tol``."""
+    each followed by one sweep; a point leaves the loop once its marginal error is at most
+    ``tol``."""
     n, k, _ = T.shape
     f = np.zeros((n, k))
     g = np.zeros((n, k))
     err = np.full(n, np.inf)
+    active = np.arange(n)
     for it in range(max_iter):
+        Ta, fa, ga = T[active], f[active], g[active]
         if it >= SINKHORN_WARM_START:
-            f, g = _birkhoff_newton_step(T, f, g, geometry)
-        f, g = _birkhoff_sweep(T, f, g, geometry)
-        err = _marginal_error(_birkhoff_primal(T + f[:, :, None] + g[:, None, :], geometry))
-        if err.max() <= tol:
+            fa, ga = _birkhoff_newton_step(Ta, fa, ga, geometry)
+        fa, ga = _birkhoff_sweep(Ta, fa, ga, geometry)
+        f[active], g[active] = fa, ga
+        err[active] = _marginal_error(
+            _birkhoff_primal(Ta + fa[:, :, None] + ga[:, None, :], geometry)
+        )
+        active = active[err[active] > tol]
+        if active.size == 0:
             break
     else:
         name = "KL" if geometry == "kl" else "Euclidean"
         warnings.warn(
             f"the {name} projection onto the Birkhoff polytope did not reach tol={tol:g} in "
-            f"max_iter={max_iter} iterations; max marginal error {err.max():.3e}.",
+            f"max_iter={max_iter} iterations for {active.size} of {n} points; max marginal error "
+            f"{err.max():.3e}.",
             ConvergenceWarning,
             stacklevel=4,
         )
@@ -783,6 +810,38 @@ class RowStochastic(Polytope):
         return out
 
 
+class Unconstrained(Polytope):
+    r"""No constraint beyond the regulariser's domain: :math:`\mathcal C = \mathrm{dom}\,\Psi`.
+
+    The baseline column of seed 004 Tables 1, 2, 4 and 7: Euclidean geometry gives
+    :math:`\mathcal C = \mathbb R^p` (projection = identity, the Fenchel-Young loss is the squared
+    loss :math:`\tfrac12\|\theta - \varphi(y)\|^2`); KL geometry gives the non-negative orthant
+    :math:`\mathbb R^p_+` (projection :math:`e^{\theta - 1}`, loss
+    :math:`\sum e^{\theta - 1} - \langle\theta, \varphi(y)\rangle` up to a constant).  Points
+    are vectors (flatten matrices).  The set is unbounded: ``argmax`` and ``vertices`` raise
+    :class:`NotApplicableError`, so it can be projected on but not decoded on.  ``contains``
+    accepts every finite point (membership in the orthant depends on the geometry).
+    """
+
+    def _project_euclidean(self, T, max_iter, tol):
+        return T.copy()
+
+    def _project_kl(self, T, max_iter, tol):
+        return np.exp(T - 1.0)
+
+    def _argmax(self, T):
+        raise NotApplicableError(
+            "Unconstrained is unbounded: linear maximisation (MAP decoding) has no solution; "
+            "decode on a polytope instead."
+        )
+
+    def _contains(self, M, atol):
+        return np.all(np.isfinite(M), axis=1)
+
+    def _vertices(self, dim):
+        raise NotApplicableError("Unconstrained is unbounded and has no vertices.")
+
+
 # ---------------------------------------------------------------------------------- Frank-Wolfe
 def _kl_objective(mu, t):
     """``sum mu log mu - <t, mu>`` with ``0 log 0 = 0``."""
@@ -820,6 +879,11 @@ def frank_wolfe_projection(argmax, theta, geometry="euclidean", max_iter=10_000,
     Returns
     -------
     mu : ndarray, shape of ``theta``
+
+    Warns
+    -----
+    ConvergenceWarning
+        If ``max_iter`` iterations end with a gap above ``tol`` (the gap reached is stated).
     """
     _check_geometry(geometry)
     theta = np.asarray(theta, dtype=np.float64)
@@ -877,6 +941,13 @@ def frank_wolfe_projection(argmax, theta, geometry="euclidean", max_iter=10_000,
             atoms[key][1] += gamma
         else:
             atoms[key] = [s, gamma]
+    else:
+        warnings.warn(
+            f"Frank-Wolfe did not reach tol={tol:g} in max_iter={max_iter} iterations; the last "
+            f"Frank-Wolfe gap (a bound on f(mu) - f*) was {gap:.3e}.",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
     return mu.reshape(shape)
 
 
@@ -884,25 +955,23 @@ def frank_wolfe_projection(argmax, theta, geometry="euclidean", max_iter=10_000,
 class FenchelYoungLoss:
     r"""Fenchel-Young loss of a polytope and a geometry (seed 004 Eq. 5-6, Proposition 1).
 
-        .. math::  L_\Psi(	heta; \mu_y) = \Psi^*(	heta) + \Psi(\mu_y) - \langle 	heta, \mu_y
-    angle,
-                   \qquad \Psi^*(	heta) = \max_{\mu \in \mathcal C}\ \langle	heta,\mu
-    angle - \Psi(\mu),
+    .. math::  L_\Psi(\theta; \mu_y) = \Psi^*(\theta) + \Psi(\mu_y) - \langle \theta, \mu_y
+               \rangle, \qquad \Psi^*(\theta) = \max_{\mu \in \mathcal C}\ \langle\theta,\mu
+               \rangle - \Psi(\mu),
 
-        with :math:`\Psi(\mu) = 	frac12\|\mu\|^2` (``'euclidean'``) or :math:`\sum \mu \log \mu`
-        (``'kl'``) restricted to the polytope :math:`\mathcal C`, and :math:`\mu_y = arphi(y)` a point
-        of :math:`\mathcal C` (a vertex for a label).  Properties (seed 004 Prop. 1): ``L >= 0`` (the
-        Fenchel-Young inequality), ``L = 0`` iff the regularised prediction
-        :math:`\hat\mu =
-    abla\Psi^*(	heta)` (``polytope.project``) equals :math:`\mu_y`, ``L`` is
-        convex in ``theta`` and differentiable with gradient :math:`\hat\mu - \mu_y`, Lipschitz (the
-        loss is smooth) for the Euclidean geometry.  On the simplex the KL geometry gives the
-        logistic loss ``logsumexp(theta) - theta_y`` and the Euclidean one the sparsemax loss.
+    with :math:`\Psi(\mu) = \tfrac12\|\mu\|^2` (``'euclidean'``) or :math:`\sum \mu \log \mu`
+    (``'kl'``) restricted to the polytope :math:`\mathcal C`, and :math:`\mu_y = \varphi(y)` a
+    point of :math:`\mathcal C` (a vertex for a label).  Properties (seed 004 Prop. 1): ``L >= 0``
+    (the Fenchel-Young inequality), ``L = 0`` iff the regularised prediction
+    :math:`\hat\mu = \nabla\Psi^*(\theta)` (``polytope.project``) equals :math:`\mu_y`, ``L`` is
+    convex in ``theta`` and differentiable with gradient :math:`\hat\mu - \mu_y`, Lipschitz (the
+    loss is smooth) for the Euclidean geometry.  On the simplex the KL geometry gives the logistic
+    loss ``logsumexp(theta) - theta_y`` and the Euclidean one the sparsemax loss.
 
-        Parameters
-        ----------
-        polytope : Polytope
-        geometry : {'euclidean', 'kl'}
+    Parameters
+    ----------
+    polytope : Polytope
+    geometry : {'euclidean', 'kl'}
     """
 
     def __init__(self, polytope, geometry="euclidean"):
@@ -939,12 +1008,21 @@ class FenchelYoungLoss:
                 f"target must lie in {self.polytope!r} (e.g. phi(y) of a label); point "
                 f"{int(np.argmin(inside))} does not."
             )
+        value, gradient = self._evaluate(T, Y)
+        value = np.maximum(value, 0.0)  # rounding below the Fenchel-Young bound
+        return (float(value[0]), gradient[0]) if single else (value, gradient)
+
+    def _evaluate(self, T, Y):
+        r"""Value and gradient on validated batches, ``Y`` not checked for membership: outside the
+        polytope this is :math:`\Psi^*(\theta) + \Psi_0(y) - \langle\theta, y\rangle` with
+        the unconstrained :math:`\Psi_0` (convex and smooth in ``theta``, gradient
+        ``project(theta) - y``), what an estimator needs when a training target falls outside a
+        superset it chose (e.g. a knapsack bounded by typical label counts); the value may then be
+        negative."""
         mu = self.polytope.project(T, self.geometry)
         axes = tuple(range(1, T.ndim))
         value = np.sum(T * (mu - Y), axis=axes) - self.regularizer(mu) + self.regularizer(Y)
-        value = np.maximum(value, 0.0)  # rounding below the Fenchel-Young bound
-        gradient = mu - Y
-        return (float(value[0]), gradient[0]) if single else (value, gradient)
+        return value, mu - Y
 
     def __call__(self, theta, target):
         """``L(theta; target)``."""

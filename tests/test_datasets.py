@@ -16,6 +16,9 @@ def test_every_vendored_file_loads_with_manifest_shape(name):
         assert np.array_equal(
             np.sort(data.y, axis=1), np.tile(np.arange(1, k + 1), (len(data.y), 1))
         )
+    elif data.task == "multilabel":
+        assert data.y.shape[1] == int(manifest["n_classes_or_labels"])
+        assert set(np.unique(data.y)) == {0, 1}
     elif data.task == "multiclass":
         assert np.unique(data.y).size == int(manifest["n_classes_or_labels"])
 

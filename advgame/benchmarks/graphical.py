@@ -29,10 +29,10 @@ import warnings
 from datetime import datetime
 
 import numpy as np
-from scipy.stats import wilcoxon
 
 from ..datasets import make_ordinal_sequences
 from ..models.graphical import AdversarialGraphicalModel, StructuredSVM
+from ._protocol import wilcoxon_marks
 from .oracle import machine_info, write_results
 
 __all__ = ["run", "METRICS", "PAPER_TABLE"]
@@ -61,7 +61,6 @@ GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 N_SEQUENCES, N_TRAIN, SPLITS = 167, 120, 20
 #: Epochs of the stochastic subgradient solvers (AGM SGD, SSVM).
 EPOCHS = 30
-SIGNIFICANCE = 0.05
 
 
 def _make(model, loss, weights, strength):
@@ -105,20 +104,6 @@ def _choose_strength(model, loss, weights, X, y, rng, grid):
     return grid[int(np.argmin(scores))] / len(X)
 
 
-def _marks(table):
-    """``*`` for the best model and those not significantly worse (Wilcoxon, paired)."""
-    means = {m: np.mean(v) for m, v in table.items()}
-    best = min(means, key=means.get)
-    marks = {}
-    for model, values in table.items():
-        if model == best or np.allclose(values, table[best]):
-            marks[model] = "*"
-            continue
-        p = wilcoxon(values, table[best]).pvalue
-        marks[model] = "*" if p >= SIGNIFICANCE else ""
-    return marks
-
-
 def run(quick=False, out=None, print_fn=print):
     """Run the protocol, print the table, optionally write ``out`` (.json or .md)."""
     n_sequences, n_train, splits = (30, 20, 2) if quick else (N_SEQUENCES, N_TRAIN, SPLITS)
@@ -144,7 +129,7 @@ def run(quick=False, out=None, print_fn=print):
                     estimator.fit(_subset(X, train), _subset(y, train))
                     losses.append(_loss(estimator, _subset(X, test), _subset(y, test)))
                 table[model] = losses
-            marks = _marks(table) if splits > 5 else dict.fromkeys(MODELS, "")
+            marks = wilcoxon_marks(table) if splits > 5 else dict.fromkeys(MODELS, "")
             records.append(
                 {
                     "metric": name,

@@ -8,11 +8,14 @@ from .minimax import (
     MinimaxRegressor,
     robust_feature_selection,
 )
+from .projection import LabelRanker, ProjectionClassifier
 
 __all__ = [
     "AdversarialClassifier",
     "AdversarialGraphicalModel",
     "StructuredSVM",
+    "LabelRanker",
+    "ProjectionClassifier",
     "FeatureSelection",
     "MinimaxClassifier",
     "MinimaxRegressor",

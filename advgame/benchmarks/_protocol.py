@@ -1,0 +1,27 @@
+"""Pieces of the seeds' evaluation protocols shared by the learning benchmarks."""
+
+import numpy as np
+from scipy.stats import wilcoxon
+
+__all__ = ["SIGNIFICANCE", "wilcoxon_marks"]
+
+#: Level of the paired Wilcoxon signed-rank test behind the "indistinguishably best" marks.
+SIGNIFICANCE = 0.05
+
+
+def wilcoxon_marks(table, significance=SIGNIFICANCE):
+    """``*`` for the model with the lowest mean loss and those not significantly worse.
+
+    ``table`` maps a model to its losses on the same splits (paired); a model whose losses equal
+    the best's is marked without a test (Wilcoxon is undefined for all-zero differences).
+    """
+    means = {m: np.mean(v) for m, v in table.items()}
+    best = min(means, key=means.get)
+    marks = {}
+    for model, values in table.items():
+        if model == best or np.allclose(values, table[best]):
+            marks[model] = "*"
+            continue
+        p = wilcoxon(values, table[best]).pvalue
+        marks[model] = "*" if p >= significance else ""
+    return marks

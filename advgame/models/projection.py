@@ -1,0 +1,514 @@
+r"""Projection-based (Fenchel-Young) estimators with calibrated decoding (seed 004 §3-6).
+
+A linear (or kernel) model gives scores :math:`\theta = g(x) = W^\top x + b` and is trained by
+L-BFGS on (seed 004 §6)
+
+.. math::  \min_{W, b}\ \sum_i w_i\, S^\Psi_{\mathcal C}(\theta_i, \varphi(y_i))
+           + \frac{\alpha}{2} \|W\|_F^2,
+           \qquad S^\Psi_{\mathcal C}(\theta, \varphi(y)) = \Psi^*_{\mathcal C}(\theta)
+           + \Psi(\varphi(y)) - \langle\theta, \varphi(y)\rangle
+
+(Eq. 5-6; :class:`advgame.polytopes.FenchelYoungLoss`), a smooth convex objective whose gradient
+in :math:`\theta` is :math:`P^\Psi_{\mathcal C}(\theta) - \varphi(y)`.  Prediction follows the
+pipeline of Eq. 10: scores, projection :math:`u = P^\Psi_{\mathcal C}(\theta)` (the *marginals*,
+``predict_marginals``), then calibrated decoding :math:`\hat y_L(u) = \mathrm{MAP}(-Vu - b)` for the
+target loss (Eq. 11, :mod:`advgame.decoding`).  The projection set :math:`\mathcal C` and the
+decoding set are chosen independently, as in seed 004 Tables 1, 2, 4, 6 and 7; the default uses
+the marginal polytope (the convex hull of the encodings) for both, the combination Proposition 5
+and the experiments favour.
+
+With a kernel, :math:`\theta(x) = \sum_j A_j \kappa(x, x_j) + b` over the training points and the
+penalty is :math:`\frac{\alpha}{2}\operatorname{tr}(A^\top K A)` (seed 004 App. B.1 uses the
+polynomial kernel :math:`(\langle x, x'\rangle + 1)^D`: ``kernel='poly', gamma=1, coef0=1``).
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .. import decoding as decompositions
+from ..decoding import apply_flat
+from ..exceptions import NotApplicableError
+from ..polytopes import (
+    GEOMETRIES,
+    Birkhoff,
+    FenchelYoungLoss,
+    Knapsack,
+    OrderSimplex,
+    Permutahedron,
+    Polytope,
+    RowStochastic,
+    Simplex,
+    Unconstrained,
+    UnitCube,
+)
+from ._inputs import check_classification_fit, check_iteration_params, check_rankings, check_weights
+
+__all__ = ["ProjectionClassifier", "LabelRanker", "knapsack_bounds"]
+
+#: ``loss`` -> (projection sets, decoding sets); the first of each is what ``'auto'`` picks.
+CLASSIFIER_SETS = {
+    "zero_one": (("simplex", "unit_cube", "none"), ("simplex",)),
+    "absolute": (("order_simplex", "unit_cube", "none"), ("order_simplex",)),
+    "hamming": (("knapsack", "unit_cube", "none"), ("knapsack", "unit_cube")),
+}
+#: Label-ranking sets on permutation matrices, and on the permutahedron's score vectors.
+RANKING_MATRIX_SETS = (
+    ("birkhoff", "row_stochastic", "unit_cube", "none"),
+    ("birkhoff", "row_stochastic", "unit_cube"),
+)
+RANKING_VECTOR_SETS = (("permutahedron", "none"), ("permutahedron",))
+#: Kernel eigenvalues below this times the largest are dropped (numerically zero directions).
+KERNEL_EIGEN_RTOL = 1e-10
+#: L-BFGS history size.
+LBFGS_MEMORY = 20
+
+
+def knapsack_bounds(Y):
+    r"""``(0, ceil(E|Y| + sqrt(V|Y|)))`` from the label counts of a training indicator matrix,
+    the bounds of seed 004 §6 (multilabel), capped at the number of labels."""
+    counts = np.asarray(Y, dtype=np.float64).sum(axis=1)
+    high = int(np.ceil(counts.mean() + counts.std() - 1e-12))
+    return 0, int(min(max(high, 1), np.shape(Y)[1]))
+
+
+def _named_set(name, k, bounds):
+    """The polytope behind a set name (``k``: labels; ``bounds``: the knapsack's)."""
+    return {
+        "simplex": Simplex,
+        "unit_cube": UnitCube,
+        "order_simplex": OrderSimplex,
+        "birkhoff": Birkhoff,
+        "row_stochastic": RowStochastic,
+        "none": Unconstrained,
+        "knapsack": lambda: Knapsack(*bounds),
+        "permutahedron": lambda: Permutahedron(np.arange(k, 0, -1.0)),
+    }[name]()
+
+
+def _choose(value, allowed, what, context, instances=False):
+    """Resolve ``'auto'`` and check a set name (or, if ``instances``, a Polytope) is allowed."""
+    if instances and isinstance(value, Polytope):
+        return value
+    if value == "auto":
+        return allowed[0]
+    if not isinstance(value, str) or value not in allowed:
+        extra = " or an advgame.polytopes.Polytope" if instances else ""
+        raise ValueError(
+            f"{what} must be 'auto', one of {allowed}{extra} {context}; got {value!r}."
+        )
+    return value
+
+
+class _FenchelYoungModel(BaseEstimator):
+    """Shared training of the linear / kernel score model on a projection loss."""
+
+    def _check_params(self):
+        check_iteration_params(self)
+        if self.geometry not in GEOMETRIES:
+            raise ValueError(f"geometry must be one of {GEOMETRIES}; got {self.geometry!r}.")
+        alpha = self.alpha
+        if (
+            not isinstance(alpha, numbers.Real)
+            or isinstance(alpha, bool)
+            or not np.isfinite(alpha)
+            or alpha < 0
+        ):
+            raise ValueError(f"alpha must be a finite number >= 0; got {alpha!r}.")
+        if self.kernel is not None and self.alpha == 0:
+            raise ValueError("a kernel model needs alpha > 0 (the RKHS penalty keeps it bounded).")
+
+    def _design(self, X):
+        if self.kernel is None:
+            return X
+        return pairwise_kernels(
+            X,
+            self.X_fit_,
+            metric=self.kernel,
+            filter_params=True,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+        )
+
+    def _fit_scores(self, X, targets, sample_weight):
+        """Minimise the weighted projection loss plus penalty; sets ``coef_`` and friends.
+
+        ``targets`` are the encodings ``(n, *point_shape_)``; ``self.projection_set_`` and
+        ``self.point_shape_`` must be set.
+        """
+        root = None
+        if self.kernel is not None:
+            self.X_fit_ = X
+            # theta = K A with penalty tr(A^T K A) is the linear model on Z = K^{1/2} (B = K^{1/2} A,
+            # penalty |B|^2): the same problem, as well conditioned as the linear one
+            s, U = np.linalg.eigh(self._design(X))
+            keep = s > KERNEL_EIGEN_RTOL * max(s.max(), 0.0)
+            if not np.any(keep):
+                raise ValueError("the kernel matrix of the training data is zero.")
+            root = U[:, keep] / np.sqrt(s[keep])  # maps B back to A = U s^{-1/2} B
+            Z = U[:, keep] * np.sqrt(s[keep])
+        else:
+            Z = X
+        n, m = Z.shape
+        p = int(np.prod(self.point_shape_))
+        w = sample_weight / sample_weight.sum()
+        loss = FenchelYoungLoss(self.projection_set_, self.geometry)
+        shape = self._set_shape(self.projection_set_)
+        Y = targets.reshape((n, *shape))
+        self._check_targets(Y)
+
+        def objective(params):
+            W = params[: m * p].reshape(m, p)
+            T = Z @ W + (params[m * p :] if self.fit_intercept else 0.0)
+            with np.errstate(over="ignore"):  # exp overflow in a line-search trial is rejected
+                value, G = loss._evaluate(T.reshape((n, *shape)), Y)
+            G = w[:, None] * G.reshape(n, p)
+            J = float(w @ value) + 0.5 * self.alpha * float(np.sum(W * W))
+            grad_W = Z.T @ G + self.alpha * W
+            parts = [grad_W.ravel()] + ([G.sum(axis=0)] if self.fit_intercept else [])
+            return J, np.concatenate(parts)
+
+        x0 = np.zeros(m * p + (p if self.fit_intercept else 0))
+        result = minimize(
+            objective,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            options={
+                "maxiter": self.max_iter,
+                "maxcor": LBFGS_MEMORY,
+                "gtol": self.tol,
+                "ftol": 0.0,
+            },
+        )
+        gradient = np.max(np.abs(result.jac)) if result.jac.size else 0.0
+        if not result.success and gradient > self.tol:
+            warnings.warn(
+                f"L-BFGS stopped before convergence ({result.message}); the largest gradient "
+                f"entry is {gradient:.3g} > tol={self.tol}. Increase max_iter or alpha.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        coef = result.x[: m * p].reshape(m, p)
+        self.coef_ = coef if root is None else root @ coef
+        self.intercept_ = result.x[m * p :] if self.fit_intercept else np.zeros(p)
+        self.objective_ = float(result.fun)
+        self.n_iter_ = int(result.nit)
+
+    def _check_targets(self, Y):
+        """The encodings must lie in the projection set, except for the knapsack, whose count
+        bounds may exclude some training label sets (seed 004 §6 bounds them by mean + std): the
+        loss then uses the unconstrained regulariser for those targets (still convex and smooth)."""
+        if isinstance(self.projection_set_, Knapsack):
+            return
+        inside = np.atleast_1d(self.projection_set_.contains(Y))
+        if not inside.all():
+            raise ValueError(
+                f"the target encodings must lie in the projection set {self.projection_set_!r}; "
+                f"sample {int(np.argmin(inside))}'s does not. Choose a polytope containing the "
+                "encodings (see the polytope parameter)."
+            )
+
+    def _set_shape(self, polytope):
+        """How points of this model's encodings are shaped for ``polytope``."""
+        flat = polytope.point_ndim == 1
+        return (int(np.prod(self.point_shape_)),) if flat else self.point_shape_
+
+    def _scores(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        T = self._design(X) @ self.coef_ + self.intercept_
+        return T.reshape((X.shape[0], *self.point_shape_))
+
+    def decision_scores(self, X):
+        r"""The model's scores :math:`\theta = g(x)`, shape ``(n, *point_shape_)``."""
+        return self._scores(X)
+
+    def predict_marginals(self, X):
+        r"""The projection :math:`u = P^\Psi_{\mathcal C}(\theta)` of the scores (seed 004 Eq. 4),
+        e.g. a soft permutation matrix on the Birkhoff polytope (Fig. 3)."""
+        T = self._scores(X)
+        project = lambda A: self.projection_set_.project(A, self.geometry)  # noqa: E731
+        return apply_flat(project, self.projection_set_, T, self.point_shape_)
+
+    def _decode(self, X):
+        """Calibrated decoding of the marginals: one output-set vertex per sample."""
+        u = self.predict_marginals(X)  # checks that the model is fitted
+        return self.decomposition_.decode(u)
+
+
+class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
+    r"""Multiclass, ordinal or multilabel classifier trained on a projection loss (seed 004).
+
+    Parameters
+    ----------
+    loss : {'auto', 'zero_one', 'absolute', 'hamming'}, default='auto'
+        The target loss; it fixes the encoding :math:`\varphi` and the calibrated decoding (seed
+        004 App. A).  ``'zero_one'``: one-hot :math:`e_y`; ``'absolute'``: ordinal classes in
+        sorted label order with :math:`\varphi(y) = \sum_{i<y} e_i` (the mean absolute error);
+        ``'hamming'``: a 2-D 0/1 indicator target (multilabel).  ``'auto'`` is ``'hamming'`` for an
+        indicator matrix and ``'zero_one'`` otherwise.
+    polytope : str or Polytope, default='auto'
+        The projection set :math:`\mathcal C`: ``'zero_one'``: ``'simplex'`` (auto),
+        ``'unit_cube'``, ``'none'`` (no projection: the squared loss); ``'absolute'``:
+        ``'order_simplex'`` (auto), ``'unit_cube'``, ``'none'``; ``'hamming'``: ``'knapsack'``
+        (auto), ``'unit_cube'``, ``'none'``.  Any :class:`advgame.polytopes.Polytope` instance
+        containing the encodings may be given instead.
+    geometry : {'euclidean', 'kl'}, default='euclidean'
+        The projection's regulariser :math:`\Psi`; on the simplex KL gives logistic regression.
+    decoding : str, default='auto'
+        The decoding set of Eq. 11: the marginal polytope (auto; ``'simplex'``,
+        ``'order_simplex'``, ``'knapsack'``), or ``'unit_cube'`` for ``'hamming'`` (each label by
+        itself, without the knapsack's count bounds).
+    knapsack_bounds : 'auto' or (int, int), default='auto'
+        ``(low, high)`` label counts of the knapsack; ``'auto'``: ``(0, ceil(mean + std))`` of the
+        training label counts (seed 004 §6), see :func:`knapsack_bounds`.
+    alpha : float, default=1e-2
+        :math:`\alpha \ge 0`, the squared-norm penalty (seed 004's :math:`\lambda`).
+    fit_intercept : bool, default=True
+        Add an unpenalised bias :math:`b`.
+    kernel : {None, 'linear', 'poly', 'rbf', ...} or callable, default=None
+        Kernel model over the training points (:func:`sklearn.metrics.pairwise.pairwise_kernels`).
+    gamma, degree, coef0 : kernel parameters (``gamma=None``: ``1 / n_features``).
+    max_iter : int, default=1000
+        L-BFGS iterations.
+    tol : float, default=1e-6
+        L-BFGS stops when the largest gradient entry is below ``tol``.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        Labels (sorted; the ordinal order for ``'absolute'``), or ``arange(n_labels)`` for
+        multilabel targets.
+    decomposition_ : advgame.decoding.LossDecomposition
+        The target loss's decomposition, decoded onto the decoding set.
+    projection_set_ : Polytope
+    coef_, intercept_ : the score model; ``objective_`` and ``n_iter_`` from training.
+    """
+
+    def __init__(
+        self,
+        loss="auto",
+        polytope="auto",
+        geometry="euclidean",
+        decoding="auto",
+        knapsack_bounds="auto",
+        alpha=1e-2,
+        fit_intercept=True,
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        max_iter=1000,
+        tol=1e-6,
+    ):
+        self.loss = loss
+        self.polytope = polytope
+        self.geometry = geometry
+        self.decoding = decoding
+        self.knapsack_bounds = knapsack_bounds
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def _targets(self, X, y, sample_weight):
+        """Validated ``X``, label indices (or indicators), weights, and the resolved loss."""
+        multilabel = type_of_target(y) == "multilabel-indicator"
+        loss = ("hamming" if multilabel else "zero_one") if self.loss == "auto" else self.loss
+        if loss not in CLASSIFIER_SETS:
+            raise ValueError(
+                f"loss must be 'auto' or one of {tuple(CLASSIFIER_SETS)}; got {self.loss!r}."
+            )
+        if (loss == "hamming") != multilabel:
+            raise ValueError(
+                "loss='hamming' needs a 2-D 0/1 indicator target (multilabel) and the other "
+                f"losses a 1-D target; got loss={loss!r} with a {type_of_target(y)} target."
+            )
+        if not multilabel:
+            X, index, sample_weight = check_classification_fit(self, X, y, sample_weight)
+            return X, index, sample_weight, loss
+        X, Y = validate_data(self, X, y, dtype=np.float64, multi_output=True)
+        self.classes_ = np.arange(Y.shape[1])
+        return X, Y.astype(np.int64), check_weights(sample_weight, X), loss
+
+    def _knapsack(self, Y):
+        if isinstance(self.knapsack_bounds, str) and self.knapsack_bounds == "auto":
+            return knapsack_bounds(Y)
+        bounds = self.knapsack_bounds
+        if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+            raise ValueError(f"knapsack_bounds must be 'auto' or (low, high); got {bounds!r}.")
+        return tuple(bounds)
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on features ``X`` and labels ``y`` (1-D) or a 0/1 indicator matrix (multilabel)."""
+        self._check_params()
+        X, y, sample_weight, loss = self._targets(X, y, sample_weight)
+        k = self.classes_.size
+        if loss == "hamming":
+            bounds = self._knapsack(y)
+            decomposition = decompositions.hamming_multilabel(k, *bounds)
+        else:
+            bounds = None
+            decomposition = getattr(decompositions, loss)(k)
+        projections, decodings = CLASSIFIER_SETS[loss]
+        context = f"for loss={loss!r}"
+        chosen = _choose(self.polytope, projections, "polytope", context, instances=True)
+        self.projection_set_ = (
+            chosen if isinstance(chosen, Polytope) else _named_set(chosen, k, bounds)
+        )
+        decode_on = _named_set(_choose(self.decoding, decodings, "decoding", context), k, bounds)
+        self.decomposition_ = decomposition.with_output_set(decode_on)
+        self.loss_ = loss
+        self.point_shape_ = decomposition.point_shape
+        self._fit_scores(X, decomposition.phi(y), sample_weight)
+        return self
+
+    def predict(self, X):
+        """Labels (1-D) or a 0/1 indicator matrix (multilabel) by calibrated decoding (Eq. 11)."""
+        vertex = self._decode(X)
+        if self.loss_ == "hamming":
+            return vertex.astype(np.int64)
+        index = vertex.argmax(axis=1) if self.loss_ == "zero_one" else vertex.sum(axis=1)
+        return self.classes_[index.astype(np.int64)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        multilabel = self.loss in ("auto", "hamming")
+        tags.classifier_tags.multi_label = multilabel
+        tags.target_tags.multi_output = multilabel
+        tags.target_tags.single_output = self.loss != "hamming"
+        return tags
+
+
+class LabelRanker(_FenchelYoungModel):
+    r"""Label ranking with projection losses and calibrated decoding (seed 004 §6, Tables 1-3).
+
+    ``fit(X, R)`` takes full rankings ``R[i, j]`` = rank of label ``j`` (1 = best); ``predict``
+    returns rankings of the same form.
+
+    Parameters
+    ----------
+    polytope : str or Polytope, default='birkhoff'
+        Projection set.  On permutation matrices (scores :math:`\theta \in \mathbb R^{k\times k}`,
+        :math:`\varphi(y)` the permutation matrix): ``'birkhoff'`` (the marginal polytope),
+        ``'row_stochastic'`` (:math:`\triangle^{k\times k}`), ``'unit_cube'``
+        (:math:`[0,1]^{k\times k}`), ``'none'`` (:math:`\mathbb R^{k\times k}`, the squared loss;
+        with ``geometry='kl'`` the orthant :math:`\mathbb R^{k\times k}_+`), or a Polytope instance
+        on ``k x k`` (or flattened) points.  ``'permutahedron'``: scores
+        :math:`\theta \in \mathbb R^k` and :math:`\varphi(y)_j = k + 1 - R_j` (App. B.1).
+    geometry : {'euclidean', 'kl'}, default='euclidean'
+    decoding : {'auto', 'birkhoff', 'row_stochastic', 'unit_cube', 'permutahedron'}, default='auto'
+        Decoding set of Eq. 11 for the Hamming loss (:math:`V = -I`): ``'birkhoff'`` (auto) solves
+        an assignment problem; ``'row_stochastic'`` / ``'unit_cube'`` give 0/1 matrices that need
+        not be permutations (the supersets of Tables 1-2: use :meth:`predict_matrix` and
+        :meth:`score`; :meth:`predict` refuses).  With the permutahedron the decoding is sorting
+        the scores (its MAP), the only choice.
+    alpha, fit_intercept, kernel, gamma, degree, coef0, max_iter, tol
+        As in :class:`ProjectionClassifier`.
+
+    Attributes
+    ----------
+    n_labels_ : int
+    projection_set_, decomposition_, point_shape_, coef_, intercept_, objective_, n_iter_
+    """
+
+    def __init__(
+        self,
+        polytope="birkhoff",
+        geometry="euclidean",
+        decoding="auto",
+        alpha=1e-2,
+        fit_intercept=True,
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        max_iter=1000,
+        tol=1e-6,
+    ):
+        self.polytope = polytope
+        self.geometry = geometry
+        self.decoding = decoding
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def _vector_encoding(self):
+        return "permutahedron" in (self.polytope, self.decoding)
+
+    def fit(self, X, R, sample_weight=None):
+        """Fit on features ``X`` (n, d) and rankings ``R`` (n, k), ``R[i, j]`` = rank of label j."""
+        self._check_params()
+        X = validate_data(self, X, dtype=np.float64)
+        R = check_rankings(R, X.shape[0])
+        sample_weight = check_weights(sample_weight, X)
+        k = self.n_labels_ = R.shape[1]
+        if self._vector_encoding():
+            projections, decodings = RANKING_VECTOR_SETS
+            context = "with the permutahedron (score vectors)"
+            self.point_shape_ = (k,)
+            targets = decompositions.spearman(k).phi(R)
+        else:
+            projections, decodings = RANKING_MATRIX_SETS
+            context = "on permutation matrices"
+            self.point_shape_ = (k, k)
+            targets = decompositions.hamming_ranking(k).phi(R)
+        chosen = _choose(self.polytope, projections, "polytope", context, instances=True)
+        self.projection_set_ = (
+            chosen if isinstance(chosen, Polytope) else _named_set(chosen, k, None)
+        )
+        decode_on = _named_set(_choose(self.decoding, decodings, "decoding", context), k, None)
+        decomposition = (
+            decompositions.spearman(k)
+            if self._vector_encoding()
+            else decompositions.hamming_ranking(k)
+        )
+        self.decomposition_ = decomposition.with_output_set(decode_on)
+        self._fit_scores(X, targets, sample_weight)
+        return self
+
+    def predict_matrix(self, X):
+        """Decoded 0/1 matrices ``(n, k, k)`` (permutation matrices unless decoding on a superset)."""
+        vertex = self._decode(X)
+        if self.point_shape_ != (self.n_labels_,):
+            return vertex
+        ranks = self.n_labels_ + 1 - np.rint(vertex).astype(np.int64)
+        return decompositions.hamming_ranking(self.n_labels_).phi(ranks)
+
+    def predict(self, X):
+        """Rankings ``(n, k)``: ``R[i, j]`` is the predicted rank of label ``j`` (1 = best)."""
+        P = self.predict_matrix(X)
+        if not (np.all(P.sum(axis=1) == 1) and np.all(P.sum(axis=2) == 1)):
+            raise NotApplicableError(
+                f"decoding on {self.decomposition_.output_set!r} does not produce permutations; "
+                "use predict_matrix (0/1 matrices) and score, or decoding='birkhoff'."
+            )
+        return P.argmax(axis=2) + 1
+
+    def score(self, X, R, sample_weight=None):
+        """``1 -`` the mean entry-wise Hamming loss of the decoded matrices (seed 004 Tables 1-3)."""
+        R = check_rankings(R, np.shape(X)[0], self.n_labels_)
+        P = decompositions.hamming_ranking(self.n_labels_).phi(R)
+        wrong = np.mean(P != self.predict_matrix(X), axis=(1, 2))
+        if sample_weight is None:
+            return 1.0 - float(wrong.mean())
+        w = check_weights(sample_weight, np.asarray(R))
+        return 1.0 - float(w @ wrong / w.sum())
