@@ -20,6 +20,11 @@ regularised prediction
     convention the KL projection onto the simplex is ``softmax(theta)`` and onto the unit cube
     ``min(1, exp(theta - 1))`` (seed 004 §4).
 
+Exact algorithms (seed 004 §4, Proposition 3, §C.2): knapsack projections reduce to the unit cube
+or to the capped sum ``{mu in [0,1]^k : sum(mu) = m}``, solved in closed form from ``theta`` sorted
+per point; order-simplex and permutahedron projections are sorting plus isotonic regression by
+pool-adjacent-violators (Euclidean and KL / Bregman block values, one vectorised kernel).
+
 Every method takes one point or a batch along a leading axis and returns the same shape: points are
 vectors ``(k,)`` / ``(n, k)``, except :class:`Birkhoff` and :class:`RowStochastic` whose points are
 matrices ``(k, k)`` / ``(n, k, k)``.  All computations are vectorised numpy over the batch, except
@@ -55,7 +60,6 @@ __all__ = [
     "CONTAINS_ATOL",
     "BIRKHOFF_TOL",
     "BIRKHOFF_MAX_ITER",
-    "ISOTONIC_MAX_ENTRIES",
 ]
 
 #: Geometries accepted by :meth:`Polytope.project`.
@@ -72,10 +76,6 @@ BIRKHOFF_MAX_ITER = 2_000
 SINKHORN_WARM_START = 20
 #: Stopping tolerances are floored at this times ``k`` (times ``max|theta|`` for Euclidean Birkhoff).
 _ROUNDING_FLOOR = 64 * np.finfo(float).eps
-#: Entries of the ``(rows, k, k)`` block tables the vectorised isotonic solver builds per chunk.
-ISOTONIC_MAX_ENTRIES = 2**22
-#: Bisection steps of the knapsack root search (enough to reach adjacent floats from any bracket).
-_BISECTION_STEPS = 2100
 
 
 # ------------------------------------------------------------------------------------- helpers
@@ -140,126 +140,171 @@ def _simplex_threshold(T):
     return tau
 
 
-def _isotonic_increasing(table):
-    r"""Min-max formula of isotonic optimisation on a block table.
+def _pav_decreasing(stats, combine, value):
+    r"""Pool-adjacent-violators: non-increasing isotonic optimisation of every row, vectorised.
 
-    ``table[:, l, j]`` (``j >= l``) is the minimiser of the separable objective restricted to the
-    block ``l..j`` with one common value.  For a Cauchy-mean block function (the mean, and the
-    log-sum-exp block of the KL permutahedron), the non-decreasing solution is (Robertson, Wright &
-    Dykstra 1988, Thm 1.4.4)
+    Minimises a separable objective :math:`\sum_i f_i(x_i)` subject to :math:`x_1 \ge \dots \ge
+    x_k` for each row of the batch.  Each coordinate enters as a singleton block described by
+    statistics ``stats[t][:, i]``; two adjacent blocks pool by combining their statistics with the
+    binary ufuncs ``combine[t]``, and ``value(*block_stats)`` is the block's common optimal value
+    (the minimiser of :math:`\sum_{i \in B} f_i(x)`).  For the block functions used here (the mean,
+    and the log-sum-exp block of the KL permutahedron) pooling a violating pair is optimal
+    (Robertson, Wright & Dykstra 1988; Lim & Wright 2016), so the result is exact.
 
-    .. math::  x_i = \max_{l \le i} \min_{j \ge i} m(l, j).
+    The loop runs over the ``k`` coordinates; every row keeps its own stack of blocks in ``(n, k)``
+    arrays with a stack height per row, and the pops of all rows that still violate are done
+    together (the inner ``while`` stops when no row violates).  ``O(k)`` amortised pools per row.
+    Pooled blocks hold one value, and the blocks left on a stack are non-increasing by the exact
+    comparison that ends the merges, so ``x`` is exactly monotone in floating point.
 
-    Only ``max``/``min`` are applied to the table, so ``x`` is exactly monotone in floating point
-    and pooled blocks hold exactly equal values.  Cost ``O(k^2)`` per row, vectorised.
+    Parameters
+    ----------
+    stats : tuple of ndarray, each ``(n, k)``
+    combine : tuple of binary ufuncs, one per statistic (e.g. ``np.add``, ``np.logaddexp``)
+    value : callable
+        ``value(*stats) -> values``, elementwise on arrays of equal shape.
+
+    Returns
+    -------
+    x : ndarray ``(n, k)``
     """
-    k = table.shape[-1]
-    upper = np.triu(np.ones((k, k), dtype=bool))  # j >= l
-    table = np.where(upper, table, np.inf)
-    mins = np.minimum.accumulate(table[..., ::-1], axis=-1)[..., ::-1]  # mins[l, i] = min_{j>=i}
-    mins = np.where(upper, mins, -np.inf)  # only l <= i
-    return mins.max(axis=-2)
-
-
-def _chunks(n, k):
-    step = max(1, ISOTONIC_MAX_ENTRIES // (k * k))
-    return [slice(i, min(n, i + step)) for i in range(0, n, step)]
+    n, k = stats[0].shape
+    rows = np.arange(n)
+    base = rows * k  # offset of each row's stack in the ravelled (n, k) arrays
+    singles = value(*stats)  # value of every one-coordinate block
+    block = [np.empty(n * k) for _ in stats]
+    vals = np.empty(n * k)
+    start = np.empty(n * k, dtype=np.intp)
+    height = np.zeros(n, dtype=np.intp)
+    for i in range(k):
+        top = base + height  # push coordinate i on every row's stack
+        for b, s in zip(block, stats):
+            b[top] = s[:, i]
+        vals[top] = singles[:, i]
+        start[top] = i
+        height += 1
+        live = rows[height >= 2]
+        while live.size:
+            top = base[live] + height[live] - 1
+            bad = vals[top] > vals[top - 1]  # the non-increasing order is violated: pool
+            live, top = live[bad], top[bad]
+            if not live.size:
+                break
+            below = top - 1
+            for b, op in zip(block, combine):
+                b[below] = op(b[below], b[top])
+            vals[below] = value(*(b[below] for b in block))
+            height[live] -= 1
+            live = live[height[live] >= 2]
+    # expand blocks to coordinates: mark block starts, the running count is the block index
+    level = np.arange(k)[None, :] < height[:, None]
+    marks = np.zeros((n, k), dtype=np.intp)
+    marks[np.nonzero(level)[0], start.reshape(n, k)[level]] = 1
+    index = np.cumsum(marks, axis=1) - 1
+    return np.take_along_axis(vals.reshape(n, k), index, axis=1)
 
 
 def _isotonic_decreasing_mean(Y):
     r"""Euclidean isotonic regression :math:`\operatorname{argmin}_{x_1 \ge \dots \ge x_k}
-    \|x - y\|^2` of every row of ``Y`` (block value: the mean)."""
-    n, k = Y.shape
-    out = np.empty_like(Y)
-    upper = np.triu(np.ones((k, k), dtype=bool))
-    counts = np.maximum(np.arange(k)[None, :] - np.arange(k)[:, None] + 1, 1)
-    for sl in _chunks(n, k):
-        Yr = Y[sl, ::-1]  # decreasing on y == increasing on y reversed
-        sums = np.cumsum(np.where(upper, Yr[:, None, :], 0.0), axis=-1)
-        out[sl] = _isotonic_increasing(sums / counts)[:, ::-1]
-    return out
+    \|x - y\|^2` of every row of ``Y`` by PAV (block value: the mean)."""
+    return _pav_decreasing((Y, np.ones_like(Y)), (np.add, np.add), np.divide)
 
 
-def _isotonic_decreasing_kl(S, logW):
+def _kl_block_value(lse_s, sum_w):
+    return lse_s - np.log(sum_w)
+
+
+def _isotonic_decreasing_kl(S, W):
     r"""KL isotonic optimisation :math:`\operatorname{argmin}_{v_1 \ge \dots \ge v_k}
-    \sum_i e^{s_i - v_i} + W_i v_i` (Blondel et al. 2020, Lim & Wright 2016).
+    \sum_i e^{s_i - v_i} + w_i v_i` (``w > 0``; Blondel et al. 2020, Lim & Wright 2016) by PAV.
 
-    Block value :math:`\mathrm{LSE}(s_B) - \log \sum_{i \in B} W_i`, computed with exact running
-    ``logaddexp`` per block start (no cancellation).
+    Block value :math:`\mathrm{LSE}(s_B) - \log \sum_{i \in B} w_i`; each block keeps its running
+    ``logaddexp`` of ``s`` (exact, no overflow or cancellation) and its sum of ``w`` (positive
+    terms: no cancellation either).
     """
-    n, k = S.shape
-    out = np.empty_like(S)
-    upper = np.triu(np.ones((k, k), dtype=bool))
-    for sl in _chunks(n, k):
-        Sr, Lr = S[sl, ::-1], logW[sl, ::-1]
-        lse_s = np.logaddexp.accumulate(np.where(upper, Sr[:, None, :], -np.inf), axis=-1)
-        lse_w = np.logaddexp.accumulate(np.where(upper, Lr[:, None, :], -np.inf), axis=-1)
-        with np.errstate(invalid="ignore"):
-            out[sl] = _isotonic_increasing(lse_s - lse_w)[:, ::-1]
-    return out
+    return _pav_decreasing((S, W), (np.logaddexp, np.add), _kl_block_value)
+
+
+def _capped_sum_tau_euclidean(u, m):
+    r"""Multiplier :math:`\tau` with :math:`\sum_i \mathrm{clip}_{[0,1]}(u_i - \tau) = m`, per row
+    of ``u`` (sorted decreasingly), ``0 < m < k``.
+
+    The sum :math:`f(\tau) = \sum_b \sigma_b \max(b - \tau, 0)` is piecewise linear and
+    non-increasing, with breakpoints :math:`b = u_i` (:math:`\sigma = +1`, where coordinate ``i``
+    leaves 0) and :math:`b = u_i - 1` (:math:`\sigma = -1`, where it reaches 1).  With the ``2k``
+    breakpoints sorted decreasingly, :math:`f(c_j) = \sum_{l \le j} \sigma_l (c_l - c_j)` for any
+    order among ties; the root lies on the last segment with :math:`f(c_j) < m`.  There the ``b``
+    largest coordinates are at 1 and the next ``a - b`` are free, so :math:`\tau = (\sum_{\rm free}
+    u - (m - b)) / (a - b)`, summed relative to the largest free coordinate so that large common
+    offsets (``1e8``) do not cancel.  Exact while ``u - 1`` is (``|theta| < 2^53``); beyond, the
+    two breakpoints of a coordinate round to one float and the answer may miss ``m``.
+    """
+    k = u.shape[1]
+    breakpoints = np.concatenate([u, u - 1.0], axis=1)
+    order = np.argsort(-breakpoints, axis=1, kind="stable")
+    c = np.take_along_axis(breakpoints, order, axis=1)
+    leaves_zero = order < k  # breakpoint u_i (sign +1) rather than u_i - 1 (sign -1)
+    above = np.cumsum(leaves_zero, axis=1)  # a: coordinates > 0 just right of c_j
+    at_one = np.arange(1, 2 * k + 1) - above  # b: coordinates at 1 just right of c_j
+    slope = above - at_one
+    f = np.cumsum(np.where(leaves_zero, c, -c), axis=1) - slope * c  # f(c_j), up to rounding
+    # f(c_1) = 0 < m and f(c_2k) = k > m, so the segment index j is in [0, 2k - 2]
+    j = np.clip(np.count_nonzero(f < m[:, None], axis=1) - 1, 0, 2 * k - 2)[:, None]
+    a = np.take_along_axis(above, j, axis=1)
+    b = np.take_along_axis(at_one, j, axis=1)
+    ref = np.take_along_axis(u, np.minimum(b, k - 1), axis=1)
+    idx = np.arange(k)[None, :]
+    free_sum = np.where((idx >= b) & (idx < a), u - ref, 0.0).sum(axis=1, keepdims=True)
+    tau = ref + (free_sum - (m[:, None] - b)) / np.maximum(a - b, 1)
+    # rounding in f can pick a neighbouring segment; the root then sits at their common breakpoint
+    lo = np.take_along_axis(c, j + 1, axis=1)
+    hi = np.take_along_axis(c, j, axis=1)
+    return np.clip(tau, lo, hi)
+
+
+def _capped_sum_tau_kl(u, m):
+    r"""Multiplier :math:`\tau` with :math:`\sum_i \min(1, e^{u_i - 1 - \tau}) = m`, per row of
+    ``u`` (sorted decreasingly), ``0 < m < k``.
+
+    If the ``j`` largest coordinates are at 1, :math:`\tau_j = \mathrm{LSE}(u_{j+1..k}) - 1 -
+    \log(m - j)`; the answer is the smallest ``j < m`` whose next coordinate is not capped,
+    :math:`u_{j+1} - 1 \le \tau_j` (then :math:`u_j - 1 > \tau_j` holds too, so the caps are
+    consistent; ``j = ceil(m) - 1`` always qualifies because ``LSE >= max``).  The tail
+    log-sum-exps are a running ``logaddexp`` from the smallest coordinate: shifting by the row
+    maximum instead would underflow the tail when one coordinate dominates.  The test is written
+    as :math:`(u_{j+1} - \mathrm{LSE}) + \log(m - j) \le 0`, whose difference is computed without
+    loss, so that it stays right where ``u - 1`` rounds to ``u`` (``|theta| > 2^53``).
+    """
+    k = u.shape[1]
+    tail = np.logaddexp.accumulate(u[:, ::-1], axis=1)[:, ::-1]  # LSE(u_j, ..., u_k)
+    j = np.arange(k)[None, :]
+    room = m[:, None] - j
+    log_room = np.log(np.where(room > 0, room, 1.0))
+    fits = (room > 0) & ((u - tail) + log_room <= 0.0)
+    first = np.argmax(fits, axis=1)[:, None]
+    return np.take_along_axis(tail - log_room, first, axis=1) - 1.0
 
 
 def _capped_sum_projection(T, m, geometry):
-    r"""Projection onto :math:`\{\mu \in [0,1]^k : \langle \mu, 1 \rangle = m\}` per row (seed 004 §C.2).
+    r"""Projection onto :math:`\{\mu \in [0,1]^k : \langle \mu, 1 \rangle = m\}` per row (seed 004
+    Prop. 3, §C.2), exact and sort-based, ``O(k log k)`` per row.
 
     Euclidean: :math:`\mu = \mathrm{clip}_{[0,1]}(\theta - \tau)`; KL: :math:`\mu = \min(1,
-    e^{\theta - 1 - \tau})`.  The sum is non-increasing in :math:`\tau`; a vectorised bisection
-    brackets the root to adjacent floats, then :math:`\tau` is recomputed in closed form from the
-    identified free set (Euclidean: :math:`\tau = (\sum_F \theta - (m - |U|))/|F|`; KL:
-    :math:`\tau = \mathrm{LSE}(\theta_F - 1) - \log(m - |U|)`, ``U`` the coordinates at 1).
+    e^{\theta - 1 - \tau})`; :math:`\tau` from the sorted ``theta``
+    (``_capped_sum_tau_euclidean``, ``_capped_sum_tau_kl``).  ``m = 0`` gives 0 and ``m = k`` gives
+    1 (the set is one point).
     """
-    n, k = T.shape
     out = np.zeros_like(T)
-    out[m >= k] = 1.0
-    rows = (m > 0) & (m < k)
+    out[m >= T.shape[1]] = 1.0
+    rows = (m > 0) & (m < T.shape[1])
     if not np.any(rows):
         return out
     T, m = T[rows], m[rows]
+    u = -np.sort(-T, axis=1)
     if geometry == "euclidean":
-
-        def total(tau):
-            return np.clip(T - tau[:, None], 0.0, 1.0).sum(axis=1)
-
-        lo, hi = T.min(axis=1) - 1.0, T.max(axis=1)
+        out[rows] = np.clip(T - _capped_sum_tau_euclidean(u, m), 0.0, 1.0)
     else:
-
-        def total(tau):
-            return np.exp(np.minimum(T - 1.0 - tau[:, None], 0.0)).sum(axis=1)
-
-        lo, hi = T.min(axis=1) - 1.0, T.max(axis=1) - 1.0 + np.log(k / m)
-    for _ in range(_BISECTION_STEPS):
-        mid = 0.5 * (lo + hi)
-        done = (mid <= lo) | (mid >= hi)
-        if np.all(done):
-            break
-        big = total(mid) > m  # root is to the right
-        lo = np.where(big & ~done, mid, lo)
-        hi = np.where(~big & ~done, mid, hi)
-    tau = 0.5 * (lo + hi)
-    if geometry == "euclidean":
-        shifted = T - tau[:, None]
-        ones = shifted >= 1.0
-        free = (shifted > 0.0) & ~ones
-        nfree = free.sum(axis=1)
-        ok = nfree > 0
-        polished = (np.where(free, T, 0.0).sum(axis=1) - (m - ones.sum(axis=1))) / np.maximum(
-            nfree, 1
-        )
-        tau = np.where(ok, polished, tau)
-        res = np.clip(T - tau[:, None], 0.0, 1.0)
-    else:
-        shifted = T - 1.0 - tau[:, None]
-        ones = shifted >= 0.0
-        free = ~ones
-        rest = m - ones.sum(axis=1)
-        ok = (free.sum(axis=1) > 0) & (rest > 0)
-        with np.errstate(divide="ignore"):
-            polished = logsumexp(np.where(free, T - 1.0, -np.inf), axis=1) - np.log(
-                np.where(ok, rest, 1.0)
-            )
-        tau = np.where(ok, polished, tau)
-        res = np.exp(np.minimum(T - 1.0 - tau[:, None], 0.0))
-    out[rows] = res
+        out[rows] = np.exp(np.minimum(T - 1.0 - _capped_sum_tau_kl(u, m), 0.0))
     return out
 
 
@@ -395,8 +440,11 @@ class Knapsack(Polytope):
 
     Projection (Prop. 3): ``nu`` = the unit-cube projection; if ``l <= sum(nu) <= u`` it is
     optimal, else project onto ``{mu in [0,1]^k : sum(mu) = m}`` with ``m = u`` (sum too large) or
-    ``m = l``, by a vectorised root search on the sum constraint's multiplier polished to the exact
-    closed form (``O(k)`` per bisection step; see ``_capped_sum_projection``).
+    ``m = l``, exactly, from ``theta`` sorted per point (``O(k log k)``; see
+    ``_capped_sum_projection``).  Euclidean: ``clip(theta - tau, 0, 1)``, the sum is piecewise
+    linear in ``tau`` with breakpoints ``theta_i`` and ``theta_i - 1``, and ``tau`` solves the
+    linear piece containing ``m``; KL: ``min(1, exp(theta - 1 - tau))`` with the ``j`` largest
+    coordinates at 1 and ``tau = LSE(theta_(j+1..k) - 1) - log(m - j)`` for the consistent ``j``.
     ``argmax`` (seed 004 §4): with ``pi`` sorting ``theta`` decreasingly (stable, so ties go to the
     smaller index), coordinates ``pi_1..pi_l`` are 1 and ``pi_{l+1}..pi_u`` are 1 where
     ``theta > 0``.
@@ -476,8 +524,10 @@ class OrderSimplex(Polytope):
     unbounded solution is optimal for separable convex objectives).  KL projection: the block
     solution of :math:`\sum_{i\in B} \mu\log\mu - \theta_i\mu` is :math:`\exp(\bar\theta_B - 1)`,
     a monotone map of the mean, so :math:`\mu = \min(1, \exp(x - 1))` with ``x`` the same isotonic
-    regression.  ``argmax``: the cumulative scores :math:`\langle\theta, \varphi(y)\rangle =
-    \sum_{i<y}\theta_i`, first maximiser (ties go to the smaller class).
+    regression.  The isotonic regression is pool-adjacent-violators, ``O(k)`` per point,
+    vectorised over the batch (``_pav_decreasing``).  ``argmax``: the cumulative scores
+    :math:`\langle\theta, \varphi(y)\rangle = \sum_{i<y}\theta_i`, first maximiser (ties go to the
+    smaller class).
     """
 
     def _project_euclidean(self, T, max_iter, tol):
@@ -515,10 +565,10 @@ class Permutahedron(Polytope):
       :math:`\mathrm{LSE}(s_B) - \log\sum_B w_i`.  The ``-sum(mu)`` term of the generalised KL is
       constant on the permutahedron, so this is the convention of this module.
 
-    The isotonic problems are solved exactly by the vectorised min-max formula (``O(k^2)`` per
-    point, see ``_isotonic_increasing``) rather than the sequential ``O(k)`` pool-adjacent-violators
-    loop.  ``argmax``: the largest ``w`` goes to the largest ``theta`` (stable sort: among tied
-    ``theta`` the smaller index gets the larger weight).
+    The isotonic problems are solved exactly by pool-adjacent-violators, ``O(k)`` pools per point
+    after the ``O(k log k)`` sort, vectorised over the batch (one kernel for both block values, see
+    ``_pav_decreasing``).  ``argmax``: the largest ``w`` goes to the largest ``theta`` (stable sort:
+    among tied ``theta`` the smaller index gets the larger weight).
     """
 
     def __init__(self, w):
@@ -557,8 +607,7 @@ class Permutahedron(Polytope):
                 f"(it uses log w); got min(w) = {self.w.min()}."
             )
         order, s = self._sorted(T)
-        logw = np.broadcast_to(np.log(self._w_desc), s.shape)
-        v = _isotonic_decreasing_kl(s, logw)
+        v = _isotonic_decreasing_kl(s, np.broadcast_to(self._w_desc, s.shape))
         out = np.empty_like(T)
         np.put_along_axis(out, order, np.exp(s - v), axis=1)
         return out
@@ -679,18 +728,23 @@ def _birkhoff_newton_step(T, f, g, geometry):
     return f + step[:, None] * df, g + step[:, None] * dg
 
 
-def _birkhoff_project(T, geometry, max_iter, tol):
+def _birkhoff_project(T, geometry, max_iter, tol, start=None):
     """Dual sweeps (Sinkhorn or Euclidean analogue) as a warm start, then Newton steps on the dual,
     each followed by one sweep; a point leaves the loop once its marginal error is at most
-    ``tol``."""
+    ``tol``.  ``start``: dual potentials ``(f, g)`` to begin from (Newton steps at once).
+    Returns the projections and the final potentials."""
     n, k, _ = T.shape
-    f = np.zeros((n, k))
-    g = np.zeros((n, k))
+    f, g = (
+        (np.zeros((n, k)), np.zeros((n, k)))
+        if start is None
+        else (start[0].copy(), start[1].copy())
+    )
+    sweeps_first = SINKHORN_WARM_START if start is None else 0
     err = np.full(n, np.inf)
     active = np.arange(n)
     for it in range(max_iter):
         Ta, fa, ga = T[active], f[active], g[active]
-        if it >= SINKHORN_WARM_START:
+        if it >= sweeps_first:
             fa, ga = _birkhoff_newton_step(Ta, fa, ga, geometry)
         fa, ga = _birkhoff_sweep(Ta, fa, ga, geometry)
         f[active], g[active] = fa, ga
@@ -709,7 +763,7 @@ def _birkhoff_project(T, geometry, max_iter, tol):
             ConvergenceWarning,
             stacklevel=4,
         )
-    return _birkhoff_primal(T + f[:, :, None] + g[:, None, :], geometry)
+    return _birkhoff_primal(T + f[:, :, None] + g[:, None, :], geometry), (f, g)
 
 
 class Birkhoff(Polytope):
@@ -737,16 +791,42 @@ class Birkhoff(Polytope):
     (the KL projection is then nearly a permutation); increase ``max_iter`` or rescale.
     ``argmax``: the assignment problem by ``scipy.optimize.linear_sum_assignment`` (Hungarian /
     Jonker-Volgenant), one call per matrix since scipy has no batched solver.
+
+    Parameters
+    ----------
+    warm_start : bool, default=False
+        Start each projection from the dual potentials of the previous call when the batch has
+        the same shape and geometry (for optimisers that project slowly changing scores many
+        times, e.g. :class:`advgame.LabelRanker`'s L-BFGS).  The instance then holds state: do
+        not share a warm-starting instance between threads.
     """
 
     point_ndim = 2
+
+    def __init__(self, warm_start=False):
+        self.warm_start = bool(warm_start)
+        self._duals = None
+
+    def __repr__(self):
+        return "Birkhoff(warm_start=True)" if self.warm_start else "Birkhoff()"
+
+    def _iterate(self, T, geometry, max_iter, tol):
+        """Run the dual method, from the last call's potentials when warm starting on a batch of
+        the same shape and geometry (consecutive optimiser iterates barely move them)."""
+        start = None
+        if self.warm_start and self._duals is not None and self._duals[0] == (geometry, T.shape):
+            start = self._duals[1]
+        P, duals = _birkhoff_project(T, geometry, max_iter, tol, start)
+        if self.warm_start:
+            self._duals = ((geometry, T.shape), duals)
+        return P
 
     def _project_kl(self, T, max_iter, tol):
         max_iter = BIRKHOFF_MAX_ITER if max_iter is None else int(max_iter)
         k = T.shape[-1]
         tol = max(BIRKHOFF_TOL if tol is None else float(tol), _ROUNDING_FLOOR * k)
         T = T - T.max(axis=(1, 2), keepdims=True)  # a constant shift leaves the maximiser unchanged
-        return _birkhoff_project(T, "kl", max_iter, tol)
+        return self._iterate(T, "kl", max_iter, tol)
 
     def _project_euclidean(self, T, max_iter, tol):
         max_iter = BIRKHOFF_MAX_ITER if max_iter is None else int(max_iter)
@@ -760,7 +840,7 @@ class Birkhoff(Polytope):
         )
         scale = max(1.0, float(np.abs(T).max()))
         tol = max(BIRKHOFF_TOL if tol is None else float(tol), _ROUNDING_FLOOR * k * scale)
-        return _birkhoff_project(T, "euclidean", max_iter, tol)
+        return self._iterate(T, "euclidean", max_iter, tol)
 
     def _argmax(self, T):
         out = np.zeros_like(T)
@@ -908,6 +988,7 @@ def frank_wolfe_projection(argmax, theta, geometry="euclidean", max_iter=10_000,
         entry[1] = 1.0 / len(atoms)
     mu = sum(a * lam for a, lam in atoms.values())
 
+    gap = np.inf
     for _ in range(max_iter):
         if geometry == "euclidean":
             grad = mu - t

@@ -399,9 +399,123 @@ def test_all_vertex_enumerations_are_distinct():
         assert all(np.isin(flat, np.unique(flat)).ravel())
 
 
-def test_isotonic_chunking_matches(monkeypatch):
-    T = thetas("permutahedron", 6, 7, seed=8)
-    poly = pt.Permutahedron(w_for(6))
-    full = poly.project(T)
-    monkeypatch.setattr(pt, "ISOTONIC_MAX_ENTRIES", 36)  # one row per chunk
-    np.testing.assert_allclose(poly.project(T), full, atol=0)
+# ------------------------------------------ PAV and capped-sum kernels vs independent references
+# Knapsack(m, m) is the capped sum {mu in [0,1]^k : sum mu = m} (seed 004 Prop. 3's active case);
+# the isotonic kernels are checked directly.  Inputs mix exact ties with free floats, k = 1..8,
+# at scales 1e-8, 1 and 1e8; errors are measured relative to the scale of the input.
+KERNEL_SCALES = [1e-8, 1.0, 1e8]
+KERNEL_RTOL = 64 * np.finfo(float).eps  # times k and max|input|: a few roundings per coordinate
+
+
+@st.composite
+def kernel_rows(draw, max_k=8):
+    k = draw(st.integers(1, max_k))
+    n = draw(st.integers(1, 4))
+    scale = draw(st.sampled_from(KERNEL_SCALES))
+    entry = st.one_of(
+        st.sampled_from([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5]),  # repeated values: ties
+        st.floats(-3.0, 3.0, allow_nan=False),
+    )
+    rows = draw(st.lists(st.lists(entry, min_size=k, max_size=k), min_size=n, max_size=n))
+    return np.array(rows) * scale
+
+
+def kernel_atol(X):
+    return KERNEL_RTOL * X.shape[-1] * max(np.abs(X).max(), np.finfo(float).tiny)
+
+
+def minmax_isotonic_decreasing(block_value, k):
+    """x_i = min_{l <= i} max_{j >= i} m(l, j) (Robertson, Wright & Dykstra 1988, Thm 1.4.4, for a
+    non-increasing fit), by plain loops."""
+    return np.array(
+        [min(max(block_value(l, j) for j in range(i, k)) for l in range(i + 1)) for i in range(k)]
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(Y=kernel_rows())
+def test_pav_mean_matches_sklearn(Y):
+    from sklearn.isotonic import IsotonicRegression
+
+    X = pt._isotonic_decreasing_mean(Y)
+    k = Y.shape[1]
+    for x, y in zip(X, Y):
+        ref = IsotonicRegression(increasing=False).fit_transform(np.arange(k), y)
+        np.testing.assert_allclose(x, ref, rtol=0, atol=kernel_atol(Y))
+    assert np.all(X[:, :-1] >= X[:, 1:])  # exactly monotone: pooled blocks share one float
+
+
+@settings(max_examples=60, deadline=None)
+@given(S=kernel_rows(), data=st.data())
+def test_pav_kl_matches_minmax_formula(S, data):
+    from scipy.special import logsumexp
+
+    k = S.shape[1]
+    w = np.array(data.draw(st.lists(st.sampled_from([0.25, 1.0, 3.0]), min_size=k, max_size=k)))
+    V = pt._isotonic_decreasing_kl(S, np.broadcast_to(w, S.shape))
+    for v, s in zip(V, S):
+        ref = minmax_isotonic_decreasing(
+            lambda l, j, s=s: logsumexp(s[l : j + 1]) - np.log(w[l : j + 1].sum()), k
+        )
+        np.testing.assert_allclose(v, ref, rtol=0, atol=kernel_atol(S) + 1e-13)
+    assert np.all(V[:, :-1] >= V[:, 1:])
+
+
+def capped_sum_reference(theta, m, geometry):
+    """Brute force over which coordinates sit at 1 (and, Euclidean, which are positive): the
+    closed-form tau of every choice, keeping the choice whose tau violates its caps least."""
+    k = theta.size
+    if m == 0 or m == k:
+        return np.full(k, float(m == k))
+    u = np.sort(theta)[::-1]
+    best, best_tau = np.inf, None
+    for b in range(int(m)):  # b coordinates at 1
+        if geometry == "kl":
+            from scipy.special import logsumexp
+
+            tau = logsumexp(u[b:] - 1.0) - np.log(m - b)
+            bad = max(u[b] - 1.0 - tau, 0.0) + (max(tau - (u[b - 1] - 1.0), 0.0) if b else 0.0)
+            if bad < best:
+                best, best_tau = bad, tau
+            continue
+        for a in range(b + 1, k + 1):  # coordinates b..a-1 free, a.. at 0
+            tau = (u[b:a].sum() - (m - b)) / (a - b)
+            bad = max(u[b] - 1.0 - tau, 0.0) + max(tau - u[a - 1], 0.0)
+            bad += max(tau - (u[b - 1] - 1.0), 0.0) if b else 0.0
+            bad += max(u[a] - tau, 0.0) if a < k else 0.0
+            if bad < best:
+                best, best_tau = bad, tau
+    if geometry == "kl":
+        return np.exp(np.minimum(theta - 1.0 - best_tau, 0.0))
+    return np.clip(theta - best_tau, 0.0, 1.0)
+
+
+@pytest.mark.parametrize("geometry", GEOMS)
+@settings(max_examples=60, deadline=None)
+@given(T=kernel_rows(), data=st.data())
+def test_capped_sum_matches_brute_force(geometry, T, data):
+    k = T.shape[1]
+    m = data.draw(st.integers(0, k))
+    mu = pt.Knapsack(m, m).project(T, geometry)
+    # mu = theta - tau is exact to rounding of theta (Euclidean) or of the exponent (KL)
+    atol = kernel_atol(T) + 1e-12
+    for row, theta in zip(mu, T):
+        ref = capped_sum_reference(theta, m, geometry)
+        np.testing.assert_allclose(row, ref, rtol=0, atol=atol)
+    np.testing.assert_allclose(mu.sum(axis=1), m, rtol=0, atol=k * atol)
+    assert np.all((mu >= 0) & (mu <= 1))
+
+
+@pytest.mark.parametrize(
+    "polytope",
+    [pt.OrderSimplex(), pt.Permutahedron(w_for(6)), pt.Knapsack(2, 2), pt.Knapsack(1, 4)],
+    ids=repr,
+)
+@pytest.mark.parametrize("geometry", GEOMS)
+def test_vectorised_kernels_do_not_mix_rows(polytope, geometry):
+    """Each row of a batch is projected exactly as when it is alone (rows pool independently)."""
+    T = thetas("permutahedron", 6, 40, seed=9)
+    T[::3, 2:5] = T[::3, 1:2]  # ties
+    batch = polytope.project(T, geometry)
+    for theta, mu in zip(T, batch):
+        np.testing.assert_array_equal(polytope.project(theta, geometry), mu)

@@ -258,3 +258,18 @@ def test_label_ranker_score_checks_width(ranking):
     model = ag.LabelRanker(alpha=1.0).fit(X, R)
     with pytest.raises(ValueError, match="fitted on 3"):
         model.score(X, np.tile([1, 2, 3, 4], (len(X), 1)))
+
+
+@pytest.mark.parametrize("geometry", ["euclidean", "kl"])
+def test_warm_started_birkhoff_projection_equals_the_cold_one(geometry):
+    """The estimators train with Birkhoff(warm_start=True); each call must still be exact."""
+    rng = np.random.default_rng(3)
+    warm, cold = Birkhoff(warm_start=True), Birkhoff()
+    T = rng.normal(size=(50, 4, 4))
+    for _ in range(4):
+        T = T + 0.1 * rng.normal(size=T.shape)  # an optimiser's next iterate
+        np.testing.assert_allclose(warm.project(T, geometry), cold.project(T, geometry), atol=1e-9)
+    assert warm._duals is not None and cold._duals is None
+    np.testing.assert_allclose(  # a batch of another shape starts cold
+        warm.project(T[:3], geometry), cold.project(T[:3], geometry), atol=1e-9
+    )

@@ -22,6 +22,7 @@ penalty is :math:`\frac{\alpha}{2}\operatorname{tr}(A^\top K A)` (seed 004 App. 
 polynomial kernel :math:`(\langle x, x'\rangle + 1)^D`: ``kernel='poly', gamma=1, coef0=1``).
 """
 
+import copy
 import numbers
 import warnings
 
@@ -160,7 +161,11 @@ class _FenchelYoungModel(BaseEstimator):
         n, m = Z.shape
         p = int(np.prod(self.point_shape_))
         w = sample_weight / sample_weight.sum()
-        loss = FenchelYoungLoss(self.projection_set_, self.geometry)
+        train_set = self.projection_set_
+        if hasattr(train_set, "warm_start"):  # iterative projections restart from the last duals
+            train_set = copy.copy(train_set)
+            train_set.warm_start = True
+        loss = FenchelYoungLoss(train_set, self.geometry)
         shape = self._set_shape(self.projection_set_)
         Y = targets.reshape((n, *shape))
         self._check_targets(Y)
