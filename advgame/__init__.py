@@ -22,6 +22,7 @@ from .losses import LossMatrix
 from .models import (
     AdversarialClassifier,
     AdversarialGraphicalModel,
+    AdversarialMatching,
     LabelRanker,
     MinimaxClassifier,
     MinimaxRegressor,
@@ -38,6 +39,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AdversarialClassifier",
     "AdversarialGraphicalModel",
+    "AdversarialMatching",
     "StructuredSVM",
     "ProjectionClassifier",
     "LabelRanker",

@@ -33,6 +33,7 @@ from functools import partial
 import numpy as np
 
 from ._validation import as_float_array, check_finite
+from .permutation import ranks_to_matrices
 from .polytopes import Birkhoff, Knapsack, OrderSimplex, Permutahedron, Polytope, Simplex
 
 __all__ = [
@@ -293,9 +294,7 @@ def _rank_matrices(R, k):
     R = np.atleast_2d(np.asarray(R))
     if R.shape[-1] != k or np.any(np.sort(R, axis=-1) != np.arange(1, k + 1)):
         raise ValueError(f"y must hold rank vectors, permutations of 1..{k}; got {R!r}.")
-    P = np.zeros(R.shape + (k,))
-    np.put_along_axis(P, (R - 1)[..., None].astype(np.int64), 1.0, axis=-1)
-    return P
+    return ranks_to_matrices(R)
 
 
 def hamming_ranking(k):

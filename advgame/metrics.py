@@ -3,6 +3,7 @@
 import numpy as np
 
 from ._validation import as_float_array
+from .permutation import ranks_to_matrices
 
 __all__ = ["permutation_hamming_loss"]
 
@@ -14,9 +15,7 @@ def _as_matrices(name, A):
         k = A.shape[1]
         if np.any(np.sort(A, axis=1) != np.arange(1, k + 1)):
             raise ValueError(f"{name}: every rank vector must be a permutation of 1..{k}.")
-        P = np.zeros(A.shape + (k,))
-        np.put_along_axis(P, (A.astype(np.int64) - 1)[..., None], 1.0, axis=-1)
-        return P
+        return ranks_to_matrices(A)
     if A.ndim != 3 or A.shape[1] != A.shape[2] or not np.all((A == 0) | (A == 1)):
         raise ValueError(
             f"{name} must be rank vectors (n, k) or 0/1 matrices (n, k, k); got shape {A.shape}."

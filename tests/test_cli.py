@@ -271,3 +271,17 @@ def test_bench_graphical_quick_writes_json(tmp_path, capsys):
         for model in ("AGM exact", "AGM SGD", "CRF", "SSVM"):
             mean, spread, _ = record[model]
             assert 0.0 <= mean < 2.0 and spread >= 0.0  # a node loss of at most 4 (squared)
+
+
+def test_bench_projection_losses_quick_writes_json(tmp_path, capsys):
+    out = tmp_path / "projection_losses.json"
+    assert main(["bench", "projection-losses", "--quick", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    for title in ("Table 1", "Table 2", "Table 6", "Table 7", "Table 4"):
+        assert title in printed
+    records = json.loads(out.read_text())["records"]
+    tables = {r["table"] for r in records}
+    assert tables == {"Euclidean", "KL", "accuracy", "micro F1", "F1", "ordinal"}
+    ranking = next(r for r in records if r["table"] == "Euclidean")["columns"]
+    assert set(ranking) >= {"B/B", "matching", "[0,1]/[0,1]"}
+    assert all(0 <= mean <= 100 for mean, _, _ in ranking.values())

@@ -2,6 +2,7 @@
 
 from .classifier import AdversarialClassifier
 from .graphical import AdversarialGraphicalModel, StructuredSVM
+from .matching import AdversarialMatching
 from .minimax import (
     FeatureSelection,
     MinimaxClassifier,
@@ -13,6 +14,7 @@ from .projection import LabelRanker, ProjectionClassifier
 __all__ = [
     "AdversarialClassifier",
     "AdversarialGraphicalModel",
+    "AdversarialMatching",
     "StructuredSVM",
     "LabelRanker",
     "ProjectionClassifier",

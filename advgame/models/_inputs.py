@@ -77,12 +77,19 @@ def check_classification_fit(estimator, X, y, sample_weight):
     return X, y_index, check_weights(sample_weight, X)
 
 
-def check_rankings(R, n_samples, n_labels=None, name="R"):
+def check_rankings(R, n_samples, n_labels=None, name="R", estimator=None):
     """Full rankings ``R[i, j]`` = rank of label ``j`` (1 = best) as an int64 ``(n, k)`` array.
 
     Every row must be a permutation of ``1..k`` (no ties, no missing labels), ``k >= 2``, one row
     per sample, and ``k == n_labels`` when that is given (at predict or score time).
+    ``estimator`` names the caller in the message for a missing target.
     """
+    if R is None:
+        who = "this estimator" if estimator is None else type(estimator).__name__
+        raise ValueError(
+            f"{who} requires y to be passed, but the target y is None: give the rankings R of "
+            "shape (n_samples, n_labels)."
+        )
     try:
         R = np.asarray(R, dtype=np.float64)
     except (TypeError, ValueError):

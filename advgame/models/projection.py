@@ -37,6 +37,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import decoding as decompositions
 from ..decoding import apply_flat
 from ..exceptions import NotApplicableError
+from ..permutation import ranks_to_matrices
 from ..polytopes import (
     GEOMETRIES,
     Birkhoff,
@@ -52,7 +53,7 @@ from ..polytopes import (
 )
 from ._inputs import check_classification_fit, check_iteration_params, check_rankings, check_weights
 
-__all__ = ["ProjectionClassifier", "LabelRanker", "knapsack_bounds"]
+__all__ = ["ProjectionClassifier", "LabelRanker", "RankingMixin", "knapsack_bounds"]
 
 #: ``loss`` -> (projection sets, decoding sets); the first of each is what ``'auto'`` picks.
 CLASSIFIER_SETS = {
@@ -398,7 +399,25 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         return tags
 
 
-class LabelRanker(_FenchelYoungModel):
+class RankingMixin:
+    """``score`` and tags shared by the label rankers (targets: rankings, scored by Hamming)."""
+
+    def score(self, X, y, sample_weight=None):
+        """``1 -`` the (weighted) mean entry-wise Hamming loss between the true permutation
+        matrices and :meth:`predict_matrix` (seed 004 Tables 1-3)."""
+        check_is_fitted(self)
+        R = check_rankings(y, np.shape(X)[0], self.n_labels_)
+        wrong = np.mean(ranks_to_matrices(R) != self.predict_matrix(X), axis=(1, 2))
+        weights = None if sample_weight is None else check_weights(sample_weight, R)
+        return 1.0 - float(np.average(wrong, weights=weights))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+
+class LabelRanker(RankingMixin, _FenchelYoungModel):
     r"""Label ranking with projection losses and calibrated decoding (seed 004 §6, Tables 1-3).
 
     ``fit(X, R)`` takes full rankings ``R[i, j]`` = rank of label ``j`` (1 = best); ``predict``
@@ -459,11 +478,12 @@ class LabelRanker(_FenchelYoungModel):
     def _vector_encoding(self):
         return "permutahedron" in (self.polytope, self.decoding)
 
-    def fit(self, X, R, sample_weight=None):
-        """Fit on features ``X`` (n, d) and rankings ``R`` (n, k), ``R[i, j]`` = rank of label j."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit on features ``X`` (n, d) and rankings ``y = R`` (n, k), ``R[i, j]`` = rank of label j
+        (named ``y`` as scikit-learn passes it by keyword)."""
         self._check_params()
         X = validate_data(self, X, dtype=np.float64)
-        R = check_rankings(R, X.shape[0])
+        R = check_rankings(y, X.shape[0], estimator=self)
         sample_weight = check_weights(sample_weight, X)
         k = self.n_labels_ = R.shape[1]
         if self._vector_encoding():
@@ -507,13 +527,3 @@ class LabelRanker(_FenchelYoungModel):
                 "use predict_matrix (0/1 matrices) and score, or decoding='birkhoff'."
             )
         return P.argmax(axis=2) + 1
-
-    def score(self, X, R, sample_weight=None):
-        """``1 -`` the mean entry-wise Hamming loss of the decoded matrices (seed 004 Tables 1-3)."""
-        R = check_rankings(R, np.shape(X)[0], self.n_labels_)
-        P = decompositions.hamming_ranking(self.n_labels_).phi(R)
-        wrong = np.mean(P != self.predict_matrix(X), axis=(1, 2))
-        if sample_weight is None:
-            return 1.0 - float(wrong.mean())
-        w = check_weights(sample_weight, np.asarray(R))
-        return 1.0 - float(w @ wrong / w.sum())
