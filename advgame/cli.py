@@ -268,6 +268,13 @@ def closed_form_lines(structure):
     if kind == "general":
         return ["none (general matrix): vertex table / LP"]
     c = _number(structure.weight)
+    if kind == "permutation_hamming":
+        return [
+            "none in closed form: the Birkhoff game (DESIGN App. B). Potentials linear in the "
+            "permutation matrices, f_pi = <Theta, P_pi>, are solved by the compact LP "
+            f"max_(Q in Birkhoff, a, b) c (m - 1'a - 1'b) + <Theta, Q> s.t. a_i + b_j >= Q_ij, c = {c} "
+            "(advgame.PermutationGame), q* and p* by Birkhoff-von Neumann; other rows by the LP"
+        ]
     if kind == "zero_one":
         return [
             f"value(f) = max over nonempty S of (sum_(i in S) f_i + c (|S| - 1)) / |S|,  c = {c};"

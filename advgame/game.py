@@ -18,8 +18,15 @@ attains ``value = max_j (L^T p* + f)_j``.  Four methods compute them and agree:
     a vertex table (Proposition 4): one matrix product, then complementary slackness for ``p*``;
 ``lp``
     one persistent HiGHS model, only the costs changed between rows;
+``birkhoff``
+    for the Hamming loss between the ``m!`` permutations of ``m`` items (recognised as
+    ``permutation_hamming``): rows of potentials that are linear in the permutation matrices,
+    ``f_pi = <Theta, P_pi>``, are solved by :class:`advgame.PermutationGame`'s compact LP over the
+    Birkhoff polytope (``m^2 + 2m`` variables instead of ``m!``; DESIGN App. B) and its marginals
+    ``Q*``, ``P̂*`` turned into distributions over permutations by Birkhoff-von Neumann; other
+    rows go to the LP;
 ``auto``
-    the first that applies: closed form, vertices (small general matrices), else LP.
+    the first that applies: closed form, vertices (small matrices), Birkhoff, else LP.
 """
 
 import threading
@@ -29,12 +36,21 @@ import numpy as np
 from . import closed_forms, vertices
 from ._validation import as_labels, as_potentials
 from .exceptions import NotApplicableError, SizeLimitError, SolverError
-from .losses import Entropy, as_loss_matrix
+from .losses import Entropy, as_loss_matrix, permutation_items
 from .oracle import LPOracle
+from .permutation import (
+    PermutationGame,
+    birkhoff_decomposition,
+    permutation_index,
+    permutation_matrices,
+)
 
 __all__ = ["Game", "EntropyGame", "METHODS", "ENTROPY_METHODS", "AUTO_VERTEX_BASES"]
 
-METHODS = ("auto", "closed_form", "vertices", "lp")
+METHODS = ("auto", "closed_form", "birkhoff", "vertices", "lp")
+#: A row of potentials counts as linear in the permutation matrices when its least-squares
+#: residual is at most this times ``max(1, max|f|)``.
+LINEAR_POTENTIALS_RTOL = 1e-9
 #: Methods of an :class:`EntropyGame`: its closed form or the exact convex program via cvxpy.
 ENTROPY_METHODS = ("auto", "closed_form", "cvxpy")
 #: ``auto`` uses a vertex table for a general matrix when enumeration needs at most this many bases.
@@ -105,6 +121,10 @@ class Game:
         self._oracle = LPOracle(self.loss.matrix)
         self._table = None
         self._table_lock = threading.Lock()
+        items = permutation_items(self.n_labels)
+        self._permutations = (
+            PermutationGame(items) if self.structure.kind == "permutation_hamming" else None
+        )
 
     def __getstate__(self):
         return {"loss": self.loss}
@@ -129,11 +149,14 @@ class Game:
 
     @property
     def fast_path(self):
-        """What ``method='auto'`` uses: the closed-form kind, ``'vertices'``, or None (the LP)."""
+        """What ``method='auto'`` uses: the closed-form kind, ``'birkhoff'``, ``'vertices'``, or
+        None (the LP)."""
         if self.structure.has_closed_form:
             return self.structure.kind
         if vertices.basis_count(self.n_actions, self.n_labels) <= AUTO_VERTEX_BASES:
-            return "vertices"
+            return "vertices"  # one matrix product beats any per-row solve
+        if self._permutations is not None:
+            return "birkhoff"
         return None
 
     # ------------------------------------------------------------------------------- dispatch
@@ -142,7 +165,15 @@ class Game:
             raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
         if method == "auto":
             fast = self.fast_path
-            return "lp" if fast is None else ("vertices" if fast == "vertices" else "closed_form")
+            if fast in (None, "vertices", "birkhoff"):
+                return fast or "lp"
+            return "closed_form"
+        if method == "birkhoff" and self._permutations is None:
+            raise NotApplicableError(
+                "method='birkhoff' needs the Hamming loss between all permutations of m >= 3 "
+                "items in itertools.permutations order (advgame.permutation.hamming_loss_matrix), "
+                f"up to scale; this matrix is {self.structure}."
+            )
         if method == "closed_form" and not self.structure.has_closed_form:
             if self.structure.kind == "abstain":
                 raise NotApplicableError(
@@ -159,8 +190,33 @@ class Game:
         s = self.structure
         return (s.alpha, s.weight) if s.kind == "abstain" else (s.weight,)
 
+    def _birkhoff(self, F):
+        """``(value, q*, p*)`` by the Birkhoff fast path; rows not linear in the permutation
+        matrices (and only those) are solved by the LP."""
+        game, c = self._permutations, self.structure.weight
+        m, k = game.k, self.n_labels
+        design = permutation_matrices(m).reshape(k, m * m)  # f = design @ vec(Theta)
+        Theta = np.linalg.lstsq(design, F.T, rcond=None)[0].T
+        residual = np.abs(Theta @ design.T - F).max(axis=1)
+        linear = residual <= LINEAR_POTENTIALS_RTOL * np.maximum(1.0, np.abs(F).max(axis=1))
+        value, Q, P = np.empty(F.shape[0]), np.zeros(F.shape), np.zeros((F.shape[0], k))
+        rows = np.flatnonzero(linear)
+        if rows.size:  # loss c L: value_c(f) = c value_1(f / c), same Q* and P̂*
+            v, Qm, Pm = game._solve(Theta[rows].reshape(-1, m, m) / c, "auto")
+            value[rows] = c * v
+            for out, marginals in ((Q, Qm), (P, Pm)):
+                for row, M in zip(rows, marginals):  # one small decomposition per sample
+                    weights, sigma = birkhoff_decomposition(M)
+                    np.add.at(out[row], permutation_index(sigma), weights)
+        other = np.flatnonzero(~linear)
+        if other.size:
+            value[other], Q[other], P[other] = self._oracle.solve(F[other])
+        return value, Q, P
+
     def _solve_adversary(self, F, method):
         method = self._resolve(method)
+        if method == "birkhoff":
+            return self._birkhoff(F)[:2]
         if method == "closed_form":
             return _CLOSED_FORMS[self.structure.kind][0](F, *self._closed_form_args())
         if method == "vertices":
@@ -172,6 +228,8 @@ class Game:
 
     def _predictor(self, F, method):
         method = self._resolve(method)
+        if method == "birkhoff":
+            return self._birkhoff(F)[2]
         if method == "closed_form":
             return _CLOSED_FORMS[self.structure.kind][1](F, *self._closed_form_args())
         if method == "vertices":

@@ -11,6 +11,8 @@ so the closed forms of seed 000 Section 3 apply to it whatever way it was built.
 """
 
 import csv
+import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +25,8 @@ __all__ = [
     "LossMatrix",
     "Structure",
     "recognize",
+    "permutation_items",
+    "MAX_RECOGNISED_ITEMS",
     "zero_one",
     "ordinal",
     "squared",
@@ -39,7 +43,9 @@ STRUCTURE_RTOL = 1e-10
 #: Largest abstention penalty (relative to the weight) for which Theorem 12 / 13 hold.
 ABSTAIN_CLOSED_FORM_MAX_ALPHA = 0.5
 
-KINDS = ("zero_one", "ordinal", "squared", "abstain", "general")
+KINDS = ("zero_one", "ordinal", "squared", "abstain", "permutation_hamming", "general")
+#: Permutations of up to this many items are recognised (``6! = 720`` labels).
+MAX_RECOGNISED_ITEMS = 6
 
 
 @dataclass(frozen=True)
@@ -50,8 +56,11 @@ class Structure:
     ----------
     kind : {'zero_one', 'ordinal', 'squared', 'abstain', 'general'}
         ``zero_one``: ``c (1 - I)``; ``ordinal``: ``c |a - y|``; ``squared``: ``c (a - y)^2``;
-        ``abstain``: ``c (1 - I)`` with an extra last row ``c * alpha``; ``general``: anything else.
-        For ``k = 2`` the first three coincide and ``zero_one`` is reported.
+        ``abstain``: ``c (1 - I)`` with an extra last row ``c * alpha``; ``permutation_hamming``:
+        ``c`` times the Hamming distance between the ``m!`` permutations of ``m >= 3`` items in
+        ``itertools.permutations`` order (:func:`advgame.permutation.hamming_loss_matrix`; the
+        Birkhoff game of DESIGN App. B); ``general``: anything else.  For ``k = 2`` the first three
+        coincide and ``zero_one`` is reported (two permutations: a zero-one game of weight ``2c``).
     weight : float or None
         The scale ``c > 0`` (seed 000 Theorem 8); None for ``general``.
     alpha : float or None
@@ -68,7 +77,7 @@ class Structure:
         """Whether a closed form of seed 000 Section 3 applies (abstain needs alpha <= 1/2)."""
         if self.kind == "abstain":
             return self.alpha <= ABSTAIN_CLOSED_FORM_MAX_ALPHA
-        return self.kind != "general"
+        return self.kind not in ("general", "permutation_hamming")
 
     def __str__(self):
         if self.kind == "general":
@@ -89,6 +98,19 @@ def _templates(k):
     }
 
 
+def permutation_items(k):
+    """``m`` with ``m! = k`` for ``3 <= m <= MAX_RECOGNISED_ITEMS``, else None."""
+    for m in range(3, MAX_RECOGNISED_ITEMS + 1):
+        if math.factorial(m) == k:
+            return m
+    return None
+
+
+def _hamming_template(m):
+    sigma = np.array(list(itertools.permutations(range(m))))
+    return np.sum(sigma[:, None, :] != sigma[None, :, :], axis=2).astype(np.float64)
+
+
 def _fit_scale(M, T):
     """Least-squares scale ``c`` with ``M ~ c T``, and whether the fit is within tolerance."""
     c = float(np.sum(M * T) / np.sum(T * T))
@@ -107,8 +129,9 @@ def recognize(matrix):
     Returns
     -------
     Structure
-        The first of zero-one, ordinal, squared (square matrices) or abstain (``l = k + 1``) that
-        fits ``c * template`` to relative tolerance :data:`STRUCTURE_RTOL`, else ``general``.
+        The first of zero-one, ordinal, squared, permutation Hamming (square matrices) or abstain
+        (``l = k + 1``) that fits ``c * template`` to relative tolerance :data:`STRUCTURE_RTOL`,
+        else ``general``.
 
     Examples
     --------
@@ -123,6 +146,11 @@ def recognize(matrix):
             c, ok = _fit_scale(M, templates[kind])
             if ok:
                 return Structure(kind, c)
+        m = permutation_items(k)
+        if m is not None:
+            c, ok = _fit_scale(M, _hamming_template(m))
+            if ok:
+                return Structure("permutation_hamming", c)
     elif l == k + 1:
         c, ok = _fit_scale(M[:k], templates["zero_one"])
         row = M[k]

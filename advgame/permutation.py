@@ -80,6 +80,8 @@ __all__ = [
     "hamming_loss_matrix",
     "ranks_to_matrices",
     "matrices_to_ranks",
+    "birkhoff_decomposition",
+    "permutation_index",
 ]
 
 #: ``method`` values: ``auto`` is the closed form for ``k = 2`` and the LP otherwise.
@@ -165,6 +167,56 @@ def ranks_to_matrices(R):
 def matrices_to_ranks(P):
     """Permutation matrices ``(..., k, k)`` to rank vectors ``(..., k)`` (1 = best)."""
     return np.argmax(np.asarray(P), axis=-1).astype(np.int64) + 1
+
+
+def permutation_index(sigma):
+    """Index of each position vector ``sigma`` (0-based, ``(..., k)``) in
+    :func:`all_permutations` order (lexicographic: the Lehmer code read in factorial base)."""
+    sigma = np.asarray(sigma, dtype=np.int64)
+    k = sigma.shape[-1]
+    smaller_later = np.sum(
+        sigma[..., :, None] > sigma[..., None, :], axis=-1, where=np.triu(np.ones((k, k), bool), 1)
+    )
+    radix = np.array([math.factorial(k - 1 - j) for j in range(k)], dtype=np.int64)
+    return smaller_later @ radix
+
+
+def birkhoff_decomposition(M, tol=PERMUTATION_TOLERANCE):
+    r"""Write a doubly stochastic matrix as a convex combination of permutation matrices.
+
+    Birkhoff-von Neumann, greedily: find a permutation inside the support of the residual (a
+    perfect matching of its entries above ``tol``, by ``scipy.optimize.linear_sum_assignment``),
+    take the smallest entry on it as its weight, subtract, repeat; each step empties at least one
+    entry, so at most ``k^2 - 2k + 2`` permutations are used.  What is left below ``tol`` is
+    spread by renormalising the weights.
+
+    Parameters
+    ----------
+    M : ndarray of shape (k, k)
+        Doubly stochastic up to ``tol`` (e.g. a game's ``Q*`` or ``P̂*``).
+
+    Returns
+    -------
+    weights : ndarray of shape (m,), positive, summing to one
+    sigma : ndarray of int, shape (m, k)
+        Position vectors: permutation ``i`` puts item ``j`` at position ``sigma[i, j]``, and
+        ``sum_i weights[i] P_{sigma_i}`` equals ``M`` up to ``k * tol``.
+    """
+    R = np.array(M, dtype=np.float64)
+    k = R.shape[0]
+    weights, sigma = [], []
+    for _ in range(k * k):
+        if R.max() <= tol:
+            break
+        rows, cols = linear_sum_assignment(R > tol, maximize=True)
+        if not np.all(R[rows, cols] > tol):
+            break  # the residual is below tol on some row: nothing doubly stochastic is left
+        weight = R[rows, cols].min()
+        R[rows, cols] -= weight
+        weights.append(weight)
+        sigma.append(cols)
+    weights = np.array(weights)
+    return weights / weights.sum(), np.array(sigma, dtype=np.int64)
 
 
 # -------------------------------------------------------------------------------- the game

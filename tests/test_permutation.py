@@ -9,7 +9,7 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import advgame as ag
@@ -17,11 +17,14 @@ from advgame.exceptions import NotApplicableError, SizeLimitError
 from advgame.permutation import (
     PermutationGame,
     all_permutations,
+    birkhoff_decomposition,
     hamming_loss_matrix,
     matrices_to_ranks,
+    permutation_index,
     permutation_matrices,
     ranks_to_matrices,
 )
+from advgame.polytopes import Birkhoff
 
 #: Value agreement with the k!-class game (relative to max(1, |value|)).
 RTOL = 1e-8
@@ -311,3 +314,65 @@ def test_bad_method_and_decode():
         game(3).value(np.zeros((3, 3)), method="vertices")
     with pytest.raises(ValueError, match=r"decode must be one of"):
         game(3).predict(np.zeros((3, 3)), decode="sinkhorn")
+
+
+# ------------------------------------------------- recognition and the Game's Birkhoff fast path
+@pytest.mark.parametrize("m", [3, 4, 5])
+def test_hamming_over_permutations_is_recognised(m):
+    L = ag.LossMatrix(2.5 * hamming_loss_matrix(m))
+    assert L.structure.kind == "permutation_hamming" and L.structure.weight == pytest.approx(2.5)
+    assert ag.Game(L).fast_path == ("vertices" if m == 3 else "birkhoff")  # 6 x 6: a table
+    shuffled = np.random.default_rng(m).permutation(L.n_labels)
+    other = hamming_loss_matrix(m)[np.ix_(shuffled, shuffled)]
+    if not np.array_equal(other, hamming_loss_matrix(m)):
+        assert ag.LossMatrix(other).structure.kind == "general"  # order matters (documented)
+    noisy = hamming_loss_matrix(m) + 1e-3 * np.eye(L.n_labels)[::-1]
+    assert ag.LossMatrix(noisy).structure.kind == "general"
+    assert ag.LossMatrix(hamming_loss_matrix(2)).structure.kind == "zero_one"
+
+
+@pytest.mark.parametrize("m", [3, 4, 5])
+@given(seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([1e-3, 1.0, 30.0]))
+@settings(max_examples=8, deadline=None)
+def test_game_birkhoff_path_equals_the_lp(m, seed, scale):
+    """Linear rows take the compact LP, the others the k!-class LP; q* and p* certify value."""
+    rng = np.random.default_rng(seed)
+    weight = rng.choice([0.5, 1.0, 3.0])
+    game = ag.Game(weight * hamming_loss_matrix(m))
+    Theta = scale * rng.normal(size=(6, m, m))
+    F = np.einsum("nij,pij->np", Theta, permutation_matrices(m))
+    F[0] += scale * rng.normal(size=F.shape[1])  # not linear in the permutation matrices
+    value, Q = game.value_and_adversary(F, method="birkhoff")
+    np.testing.assert_allclose(value, game.value(F, method="lp"), rtol=1e-9, atol=1e-9 * scale)
+    P = game.predictor(F, method="birkhoff")
+    L = game.loss.matrix
+    assert np.all(Q >= 0) and np.allclose(Q.sum(axis=1), 1.0)
+    assert np.all(P >= 0) and np.allclose(P.sum(axis=1), 1.0)
+    atol = 1e-7 * max(1.0, scale)
+    np.testing.assert_allclose(np.min(Q @ L.T, axis=1) + np.sum(Q * F, axis=1), value, atol=atol)
+    np.testing.assert_allclose(np.max(P @ L + F, axis=1), value, atol=atol)
+
+
+def test_birkhoff_method_refuses_other_losses():
+    with pytest.raises(NotApplicableError, match="permutations"):
+        ag.Game(ag.losses.zero_one(6)).value(np.zeros(6), method="birkhoff")
+
+
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 7), scale=st.sampled_from([0.1, 3.0, 50.0]))
+@settings(max_examples=40, deadline=None)
+def test_birkhoff_decomposition_reconstructs(seed, k, scale):
+    rng = np.random.default_rng(seed)
+    M = Birkhoff().project(scale * rng.normal(size=(k, k)))
+    weights, sigma = birkhoff_decomposition(M)
+    assert np.all(weights > 0) and weights.sum() == pytest.approx(1.0)
+    assert len(weights) <= k * k - 2 * k + 2
+    assert np.array_equal(np.sort(sigma, axis=1), np.tile(np.arange(k), (len(sigma), 1)))
+    P = np.zeros((len(weights), k, k))
+    P[np.arange(len(weights))[:, None], np.arange(k)[None, :], sigma] = 1.0
+    np.testing.assert_allclose(np.tensordot(weights, P, axes=1), M, atol=1e-7)
+
+
+def test_permutation_index_is_the_enumeration_order():
+    for k in (2, 3, 5):
+        sigma = all_permutations(k)
+        np.testing.assert_array_equal(permutation_index(sigma), np.arange(len(sigma)))
