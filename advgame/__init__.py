@@ -13,6 +13,7 @@ from . import (
     metrics,
     polytopes,
     uncertainty,
+    verify,
     vertices,
 )
 from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError, SolverError
@@ -66,6 +67,7 @@ __all__ = [
     "metrics",
     "polytopes",
     "uncertainty",
+    "verify",
     "vertices",
     "__version__",
 ]

@@ -376,3 +376,12 @@ def test_permutation_index_is_the_enumeration_order():
     for k in (2, 3, 5):
         sigma = all_permutations(k)
         np.testing.assert_array_equal(permutation_index(sigma), np.arange(len(sigma)))
+
+
+def test_verify_checks_the_birkhoff_path_on_linear_potentials():
+    m = 4
+    Theta = np.random.default_rng(0).normal(size=(30, m, m))
+    F = np.einsum("nij,pij->np", Theta, permutation_matrices(m))
+    report = ag.verify.verify_game(hamming_loss_matrix(m), F=F)
+    assert "birkhoff" in {check.method for check in report.checks}
+    assert report.ok(), str(report)
