@@ -21,7 +21,32 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 from ._validation import check_finite
 
-__all__ = ["FeatureMap", "Multiclass", "Thresholded", "KernelFeatures", "CallableFeatures"]
+__all__ = [
+    "FeatureMap",
+    "Multiclass",
+    "Thresholded",
+    "KernelFeatures",
+    "CallableFeatures",
+    "psd_eigen",
+    "PSD_EIGEN_RTOL",
+]
+
+#: Eigenvalues of a PSD (kernel) matrix below this fraction of the largest count as zero: rounding
+#: makes kernel matrices slightly indefinite, and the dropped directions are numerically empty.
+PSD_EIGEN_RTOL = 1e-12
+
+
+def psd_eigen(M, rtol=PSD_EIGEN_RTOL):
+    """Eigenvectors ``U`` and positive eigenvalues ``s`` of a symmetric PSD matrix with
+    ``M ≈ U diag(s) U^T``, modes below ``rtol * max(s)`` dropped (``U * sqrt(s)`` is a factor).
+
+    Raises ValueError if nothing is left (the matrix is zero or negative).
+    """
+    s, U = np.linalg.eigh(M)
+    keep = s > rtol * max(s[-1], 0.0)
+    if not np.any(keep):
+        raise ValueError("the kernel matrix has no positive eigenvalue (it is zero).")
+    return U[:, keep], s[keep]
 
 
 class FeatureMap:

@@ -9,6 +9,7 @@ from .minimax import (
     MinimaxRegressor,
     robust_feature_selection,
 )
+from .prediction_sets import GeneralizedPredictionSet
 from .projection import LabelRanker, ProjectionClassifier
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "AdversarialGraphicalModel",
     "AdversarialMatching",
     "StructuredSVM",
+    "GeneralizedPredictionSet",
     "LabelRanker",
     "ProjectionClassifier",
     "FeatureSelection",

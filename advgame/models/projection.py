@@ -37,6 +37,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import decoding as decompositions
 from ..decoding import apply_flat
 from ..exceptions import NotApplicableError
+from ..features import psd_eigen
 from ..permutation import ranks_to_matrices
 from ..polytopes import (
     GEOMETRIES,
@@ -67,8 +68,6 @@ RANKING_MATRIX_SETS = (
     ("birkhoff", "row_stochastic", "unit_cube"),
 )
 RANKING_VECTOR_SETS = (("permutahedron", "none"), ("permutahedron",))
-#: Kernel eigenvalues below this times the largest are dropped (numerically zero directions).
-KERNEL_EIGEN_RTOL = 1e-10
 #: L-BFGS history size.
 LBFGS_MEMORY = 20
 
@@ -151,12 +150,9 @@ class _FenchelYoungModel(BaseEstimator):
             self.X_fit_ = X
             # theta = K A with penalty tr(A^T K A) is the linear model on Z = K^{1/2} (B = K^{1/2} A,
             # penalty |B|^2): the same problem, as well conditioned as the linear one
-            s, U = np.linalg.eigh(self._design(X))
-            keep = s > KERNEL_EIGEN_RTOL * max(s.max(), 0.0)
-            if not np.any(keep):
-                raise ValueError("the kernel matrix of the training data is zero.")
-            root = U[:, keep] / np.sqrt(s[keep])  # maps B back to A = U s^{-1/2} B
-            Z = U[:, keep] * np.sqrt(s[keep])
+            U, s = psd_eigen(self._design(X))
+            root = U / np.sqrt(s)  # maps B back to A = U s^{-1/2} B
+            Z = U * np.sqrt(s)
         else:
             Z = X
         n, m = Z.shape
