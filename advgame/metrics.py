@@ -5,7 +5,7 @@ import numpy as np
 from ._validation import as_float_array
 from .permutation import ranks_to_matrices
 
-__all__ = ["permutation_hamming_loss"]
+__all__ = ["permutation_hamming_loss", "prediction_set_metrics"]
 
 
 def _as_matrices(name, A):
@@ -40,3 +40,51 @@ def permutation_hamming_loss(truth, predicted):
     if P.shape != Q.shape:
         raise ValueError(f"truth and predicted must match; got {P.shape} and {Q.shape}.")
     return float(np.mean(P != Q))
+
+
+def prediction_set_metrics(y_true, sets, classes):
+    r"""The four metrics of seed 003 §5 for set-valued predictions with outliers.
+
+    Test points whose label is not in ``classes`` are the outliers.  With prediction sets
+    :math:`\phi(x_j)` (row ``j`` of ``sets``):
+
+    * ``coverage[k]`` = :math:`|\{j : Y_j = k,\ k \in \phi(x_j)\}| / |\{j : Y_j = k\}|`, per class
+      in ``classes`` order (NaN for a class absent from ``y_true``);
+    * ``cardinality`` = the mean of :math:`|\phi(x_j)|` over all test points;
+    * ``conditional_cardinality`` = the mean of :math:`|\phi(x_j)|` over the non-outliers;
+    * ``detection_rate`` = the fraction of outliers with an empty set (NaN without outliers).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        True labels; anything not in ``classes`` is an outlier.
+    sets : array-like of bool, shape (n, K)
+        ``sets[j, k]``: class ``classes[k]`` is in the prediction set of point ``j`` (e.g.
+        :meth:`advgame.GeneralizedPredictionSet.predict_set`).
+    classes : array-like of shape (K,)
+
+    Returns
+    -------
+    dict with keys ``coverage`` (ndarray), ``cardinality``, ``conditional_cardinality``,
+    ``detection_rate`` (floats)
+    """
+    y_true = np.asarray(y_true)
+    classes = np.asarray(classes)
+    sets = np.asarray(sets)
+    if sets.dtype != bool or sets.shape != (y_true.shape[0], classes.shape[0]):
+        raise ValueError(
+            f"sets must be a boolean (n_samples, n_classes) = ({y_true.shape[0]}, "
+            f"{classes.shape[0]}) array; got dtype {sets.dtype} and shape {sets.shape}."
+        )
+    member = y_true[:, None] == classes[None, :]
+    inlier = member.any(axis=1)
+    counts = member.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        coverage = (member & sets).sum(axis=0) / counts
+    size = sets.sum(axis=1)
+    return {
+        "coverage": np.where(counts > 0, coverage, np.nan),
+        "cardinality": float(size.mean()) if size.size else np.nan,
+        "conditional_cardinality": float(size[inlier].mean()) if inlier.any() else np.nan,
+        "detection_rate": float(np.mean(size[~inlier] == 0)) if (~inlier).any() else np.nan,
+    }

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
+import advgame as ag
 from advgame.compile import Program
 from advgame.exceptions import SolverError
 from advgame.models.prediction_sets import (
@@ -171,3 +172,18 @@ def test_solver_failure_raises_solver_error_with_status(monkeypatch):
     )
     with pytest.raises(SolverError, match="status 'Time limit reached'"):
         GeneralizedPredictionSet(backend="highs").fit(X, y, X_unl)
+
+
+def test_prediction_set_metrics_by_hand():
+    """Seed 003 §5's four metrics on a hand-checked example (two classes, label 9 = outlier)."""
+    y = np.array([0, 0, 1, 1, 9, 9])
+    sets = np.array(
+        [[True, False], [False, False], [True, True], [False, True], [False, False], [True, False]]
+    )
+    m = ag.metrics.prediction_set_metrics(y, sets, classes=[0, 1])
+    np.testing.assert_allclose(m["coverage"], [0.5, 1.0])
+    assert m["cardinality"] == pytest.approx(5 / 6)  # sizes 1, 0, 2, 1, 0, 1
+    assert m["conditional_cardinality"] == pytest.approx(4 / 4)
+    assert m["detection_rate"] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="boolean"):
+        ag.metrics.prediction_set_metrics(y, sets.astype(int), classes=[0, 1])
