@@ -18,7 +18,27 @@ from importlib import resources
 
 import numpy as np
 
-__all__ = ["Dataset", "list_datasets", "load", "make_ordinal_sequences", "quantile_bins"]
+__all__ = [
+    "Dataset",
+    "list_datasets",
+    "load",
+    "make_ordinal_sequences",
+    "make_prediction_set_example1",
+    "make_prediction_set_example2",
+    "quantile_bins",
+    "OUTLIER",
+]
+
+#: Label of the outliers drawn by the prediction-set generators (not one of the classes).
+OUTLIER = -1
+#: Example 1's outliers: four rectangles forming a frame 8 <= max(|x1|, |x2|) <= 10 around the
+#: classes (seed 003 draws them on "four rectangle regions" shown only in its Figure 1).
+_EXAMPLE1_RECTANGLES = (
+    ((8.0, 10.0), (-10.0, 10.0)),
+    ((-10.0, -8.0), (-10.0, 10.0)),
+    ((-8.0, 8.0), (8.0, 10.0)),
+    ((-8.0, 8.0), (-10.0, -8.0)),
+)
 
 
 @dataclass
@@ -252,3 +272,82 @@ def make_ordinal_sequences(
     X_list = [features[s, :T].copy() for s, T in enumerate(lengths)]
     y_list = [noisy[s, :T].copy() for s, T in enumerate(lengths)]
     return X_list, y_list
+
+
+def _prediction_set_sizes(n_per_class, n_outliers):
+    _check_count("n_per_class", n_per_class, 1)
+    _check_count("n_outliers", n_outliers, 0)
+
+
+def make_prediction_set_example1(n_per_class=200, n_outliers=200, random_state=None):
+    r"""Seed 003 §5.1 Example 1: four Gaussian classes in 2-D, a frame of uniform outliers, and
+    eight noise features.
+
+    Class ``k = 1..4``: :math:`X \mid Y = k \sim N(\mu_k, \Sigma_k)` with
+    :math:`\mu_k = r_k (\cos\theta_k, \sin\theta_k)`, :math:`r_k \sim U(0, 6)`,
+    :math:`\theta_k \sim U(0, 2\pi)`, and :math:`\Sigma_k^{1/2} = \sigma_k I + \epsilon_k
+    (11^\top - I)` with :math:`\sigma_k \sim U(0.8, 1.2)`, :math:`\epsilon_k \sim U(-0.5, 0.5)`
+    (the seed's "diag(σ_k, σ_k) + ε_k", read as ε_k off the diagonal so the root stays
+    symmetric positive definite).  Outliers: an equal-weight mixture of uniforms on four
+    rectangles; the seed shows them only in its Figure 1, so they are chosen here as the frame
+    :math:`8 \le \max(|x_1|, |x_2|) \le 10`.  Eight independent :math:`N(0, 0.1^2)` features are
+    appended to every point.  Class parameters are drawn once per call from ``random_state``.
+
+    Parameters
+    ----------
+    n_per_class : int, default=200
+        Points per class (the seed's copy does not state its sample sizes).
+    n_outliers : int, default=200
+        Outliers (label :data:`OUTLIER`), ``0`` for none (training data).
+    random_state : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    X : ndarray of shape (4 n_per_class + n_outliers, 10)
+    y : ndarray of int, labels ``1..4`` and ``OUTLIER`` (-1)
+    """
+    _prediction_set_sizes(n_per_class, n_outliers)
+    rng = np.random.default_rng(random_state)
+    radius, angle = rng.uniform(0, 6, 4), rng.uniform(0, 2 * np.pi, 4)
+    means = radius[:, None] * np.column_stack([np.cos(angle), np.sin(angle)])
+    sigma, eps = rng.uniform(0.8, 1.2, 4), rng.uniform(-0.5, 0.5, 4)
+    roots = sigma[:, None, None] * np.eye(2) + eps[:, None, None] * (1 - np.eye(2))
+    y = np.repeat(np.arange(1, 5), n_per_class)
+    z = rng.standard_normal((y.size, 2))
+    points = means[y - 1] + np.einsum("nij,nj->ni", roots[y - 1], z)
+    which = rng.integers(0, 4, n_outliers)
+    bounds = np.array(_EXAMPLE1_RECTANGLES)[which]  # (n, 2 coordinates, (low, high))
+    outliers = rng.uniform(bounds[:, :, 0], bounds[:, :, 1])
+    X = np.vstack([points, outliers])
+    X = np.hstack([X, 0.1 * rng.standard_normal((X.shape[0], 8))])
+    return X, np.concatenate([y, np.full(n_outliers, OUTLIER)])
+
+
+def make_prediction_set_example2(n_per_class=200, n_outliers=200, random_state=None):
+    r"""Seed 003 §5.1 Example 2 (after Wang & Qiao 2018, Example 3): three nested rings and an
+    outer ring of outliers in 2-D, plus 98 noise features.
+
+    :math:`\theta \sim U(0, 2\pi)`; :math:`R \mid Y=1 \sim U(0, 5)`, :math:`R \mid Y=2 \sim
+    U(4, 9)`, :math:`R \mid Y=3 \sim U(8, 13)`, outliers :math:`R \sim U(15, 20)`; the point is
+    :math:`(R\cos\theta, R\sin\theta)` followed by 98 independent :math:`N(0, 1)` features.
+
+    Parameters
+    ----------
+    n_per_class : int, default=200
+    n_outliers : int, default=200
+        Outliers (label :data:`OUTLIER`), ``0`` for none.
+    random_state : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    X : ndarray of shape (3 n_per_class + n_outliers, 100)
+    y : ndarray of int, labels ``1..3`` and ``OUTLIER`` (-1)
+    """
+    _prediction_set_sizes(n_per_class, n_outliers)
+    rng = np.random.default_rng(random_state)
+    y = np.concatenate([np.repeat(np.arange(1, 4), n_per_class), np.full(n_outliers, OUTLIER)])
+    low = np.where(y == OUTLIER, 15.0, 4.0 * (y - 1))
+    radius = rng.uniform(low, low + 5.0)
+    angle = rng.uniform(0, 2 * np.pi, y.size)
+    ring = radius[:, None] * np.column_stack([np.cos(angle), np.sin(angle)])
+    return np.hstack([ring, rng.standard_normal((y.size, 98))]), y

@@ -32,3 +32,35 @@ def test_quantile_bins_and_errors():
         datasets.load("multiclass/iris2")
     with pytest.raises(ValueError, match="n_bins"):
         datasets.quantile_bins(y, 1)
+
+
+def test_prediction_set_example1_follows_seed_003():
+    X, y = datasets.make_prediction_set_example1(n_per_class=3000, n_outliers=400, random_state=1)
+    assert X.shape == (12_400, 10) and set(np.unique(y)) == {1, 2, 3, 4, datasets.OUTLIER}
+    frame = np.abs(X[y == datasets.OUTLIER, :2]).max(axis=1)
+    assert frame.min() >= 8 and frame.max() <= 10
+    np.testing.assert_allclose(X[:, 2:].std(axis=0), 0.1, rtol=0.1)  # the eight noise features
+    for k in range(1, 5):
+        points = X[y == k, :2]
+        assert np.linalg.norm(points.mean(axis=0)) <= 6 + 0.2  # mu_k = r_k (cos, sin), r_k <= 6
+        eigenvalues = np.linalg.eigvalsh(np.cov(points.T))
+        # Sigma^(1/2) = sigma I + eps (11' - I): eigenvalues (sigma +- eps)^2 within [0.09, 2.89]
+        assert 0.09 * 0.8 <= eigenvalues.min() and eigenvalues.max() <= 2.89 * 1.2
+    again = datasets.make_prediction_set_example1(n_per_class=3000, n_outliers=400, random_state=1)
+    np.testing.assert_array_equal(again[0], X)
+
+
+def test_prediction_set_example2_rings():
+    X, y = datasets.make_prediction_set_example2(n_per_class=500, n_outliers=100, random_state=0)
+    assert X.shape == (1_600, 100)
+    radius = np.hypot(X[:, 0], X[:, 1])
+    for label, (low, high) in {
+        1: (0, 5),
+        2: (4, 9),
+        3: (8, 13),
+        datasets.OUTLIER: (15, 20),
+    }.items():
+        assert low <= radius[y == label].min() and radius[y == label].max() <= high
+    np.testing.assert_allclose(X[:, 2:].std(), 1.0, rtol=0.05)
+    with pytest.raises(ValueError, match="n_per_class"):
+        datasets.make_prediction_set_example2(n_per_class=0)
