@@ -292,9 +292,9 @@ def hamming_multilabel(k, low=0, high=None):
 
 def _rank_matrices(R, k):
     R = np.atleast_2d(np.asarray(R))
-    if R.shape[-1] != k or np.any(np.sort(R, axis=-1) != np.arange(1, k + 1)):
+    if R.shape[-1] != k:
         raise ValueError(f"y must hold rank vectors, permutations of 1..{k}; got {R!r}.")
-    return ranks_to_matrices(R)
+    return ranks_to_matrices(R, "y")
 
 
 def hamming_ranking(k):

@@ -26,6 +26,7 @@ __all__ = [
     "Structure",
     "recognize",
     "permutation_items",
+    "permutation_hamming_template",
     "MAX_RECOGNISED_ITEMS",
     "zero_one",
     "ordinal",
@@ -106,7 +107,10 @@ def permutation_items(k):
     return None
 
 
-def _hamming_template(m):
+def permutation_hamming_template(m):
+    """Hamming distances ``L[a, b] = #{j : sigma_a(j) != sigma_b(j)}`` between the ``m!``
+    permutations of ``m`` items in ``itertools.permutations`` order (no size check: callers
+    bound ``m``; :func:`advgame.permutation.hamming_loss_matrix` is the checked public form)."""
     sigma = np.array(list(itertools.permutations(range(m))))
     return np.sum(sigma[:, None, :] != sigma[None, :, :], axis=2).astype(np.float64)
 
@@ -148,7 +152,7 @@ def recognize(matrix):
                 return Structure(kind, c)
         m = permutation_items(k)
         if m is not None:
-            c, ok = _fit_scale(M, _hamming_template(m))
+            c, ok = _fit_scale(M, permutation_hamming_template(m))
             if ok:
                 return Structure("permutation_hamming", c)
     elif l == k + 1:

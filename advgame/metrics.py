@@ -12,10 +12,7 @@ def _as_matrices(name, A):
     """0/1 matrices ``(n, k, k)`` from matrices, or from rank vectors ``(n, k)`` (1 = best)."""
     A = as_float_array(name, A)
     if A.ndim == 2:  # rank vectors: item j at position R[j] - 1
-        k = A.shape[1]
-        if np.any(np.sort(A, axis=1) != np.arange(1, k + 1)):
-            raise ValueError(f"{name}: every rank vector must be a permutation of 1..{k}.")
-        return ranks_to_matrices(A)
+        return ranks_to_matrices(A, name)
     if A.ndim != 3 or A.shape[1] != A.shape[2] or not np.all((A == 0) | (A == 1)):
         raise ValueError(
             f"{name} must be rank vectors (n, k) or 0/1 matrices (n, k, k); got shape {A.shape}."

@@ -67,6 +67,7 @@ from scipy.optimize import linear_sum_assignment
 
 from ._validation import as_float_array, check_finite
 from .exceptions import NotApplicableError, SizeLimitError
+from .losses import MAX_RECOGNISED_ITEMS, permutation_hamming_template
 from .oracle import highs_model, run_warm
 
 __all__ = [
@@ -88,8 +89,9 @@ __all__ = [
 METHODS = ("auto", "closed_form", "lp")
 #: ``decode`` values of :meth:`PermutationGame.predict`.
 DECODINGS = ("map", "predictor")
-#: Largest ``k`` for which the ``k!`` permutations are enumerated (``6! = 720``).
-MAX_ENUMERATION_K = 6
+#: Largest ``k`` for which the ``k!`` permutations are enumerated (``6! = 720``), the same
+#: limit as the recognition of permutation Hamming losses.
+MAX_ENUMERATION_K = MAX_RECOGNISED_ITEMS
 #: How far an entry of a permutation matrix may be from 0 or 1.
 PERMUTATION_TOLERANCE = 1e-9
 
@@ -151,14 +153,19 @@ def hamming_loss_matrix(k):
     array([[0., 2.],
            [2., 0.]])
     """
-    sigma = all_permutations(k)
-    return np.sum(sigma[:, None, :] != sigma[None, :, :], axis=2).astype(np.float64)
+    return permutation_hamming_template(_check_enumerable(k, "hamming_loss_matrix"))
 
 
-def ranks_to_matrices(R):
-    """Rank vectors (1 = best) ``(..., k)`` to permutation matrices ``P[..., j, R[..., j] - 1] = 1``."""
-    R = np.asarray(R, dtype=np.int64)
+def ranks_to_matrices(R, name="R"):
+    """Rank vectors (1 = best) ``(..., k)`` to permutation matrices ``P[..., j, R[..., j] - 1] = 1``.
+
+    Raises ValueError (naming ``name``) unless every vector is a permutation of ``1..k``.
+    """
+    R = np.asarray(R)
     k = R.shape[-1]
+    if np.any(np.sort(R, axis=-1) != np.arange(1, k + 1)):
+        raise ValueError(f"{name} must hold rank vectors, permutations of 1..{k}; got {R!r}.")
+    R = R.astype(np.int64)
     P = np.zeros(R.shape + (k,))
     np.put_along_axis(P, (R - 1)[..., None], 1.0, axis=-1)
     return P

@@ -158,3 +158,55 @@ def test_absolute_decoding_is_the_median():
 def test_bad_input_is_refused(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def _k2_cases():
+    """k = 2 versions, brute force over outputs and truths as above."""
+    yield decoding.zero_one(2), np.eye(2), np.arange(2), lambda a, y: float(a != y)
+    R = _ranks(2)
+    P = np.array([_perm_matrix(r) for r in R])
+    yield decoding.hamming_ranking(2), P, R, lambda a, y: float(np.sum(R[a] != R[y]))
+    yield (
+        decoding.absolute(2),
+        decoding.absolute(2).output_set.vertices(1),
+        np.arange(2),
+        lambda a, y: float(abs(a - y)),
+    )
+
+
+@pytest.mark.parametrize("case", list(_k2_cases()), ids=["zero_one", "ranking", "absolute"])
+def test_k2_decodings_are_bayes_decisions(case):
+    dec, outputs, truths, direct = case
+    for t in np.linspace(0.0, 1.0, 21):  # includes the tie t = 1/2
+        q = np.array([t, 1 - t])
+        u = np.tensordot(q, dec.phi(truths), axes=1)
+        risk = [sum(q[y] * direct(a, y) for y in range(2)) for a in range(len(outputs))]
+        chosen = dec.decode(u)
+        chosen_risk = sum(q[y] * dec.loss(chosen, truths[y : y + 1]) for y in range(2))
+        assert chosen_risk <= min(risk) + 1e-12
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1.0, 1e12])
+def test_linear_decodings_ignore_the_scale_of_u(scale):
+    """With b = 0 (ranking, Spearman, NDCG) Eq. 11 is invariant to scaling u, huge or tiny."""
+    rng = np.random.default_rng(5)
+    for dec, shape in (
+        (decoding.hamming_ranking(4), (6, 4, 4)),
+        (decoding.spearman(5), (6, 5)),
+        (decoding.ndcg(5), (6, 5)),
+    ):
+        u = rng.random(shape)
+        np.testing.assert_array_equal(dec.decode(scale * u), dec.decode(u))
+
+
+def test_permutation_hamming_loss_checks_its_inputs():
+    from advgame.metrics import permutation_hamming_loss
+
+    R = np.array([[1, 2, 3], [3, 1, 2]])
+    assert permutation_hamming_loss(R, R) == 0.0
+    # each row has all 3 items moved: 6 wrong entries of 9, in both rows
+    assert permutation_hamming_loss(R, R[::-1]) == pytest.approx(12 / 18)
+    with pytest.raises(ValueError, match="truth must hold rank vectors"):
+        permutation_hamming_loss([[1, 1, 3]], R[:1])
+    with pytest.raises(ValueError, match="must match"):
+        permutation_hamming_loss(R, R[:1])

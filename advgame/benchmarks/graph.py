@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import losses
 from ..graph import MAX_BRUTE_FORCE_LABELINGS, GraphGame, brute_force_game
-from .oracle import machine_info, write_results
+from .oracle import machine_info, report_header, write_results
 
 __all__ = ["run", "Settings", "FULL", "QUICK", "GRAPHS", "LOSSES", "CHECK_ATOL"]
 
@@ -205,7 +205,6 @@ def _table(records):
 
 def format_report(records, meta):
     """The header (machine, date), the table and its legend."""
-    m = meta["machine"]
     forests = [r for r in records if r["dd_certified"] is not None]
     certified = sum(r["dd_certified"] for r in forests)
     total = sum(r["examples"] for r in forests)
@@ -228,11 +227,7 @@ def format_report(records, meta):
         f"DD certified {certified} of {total} forest examples; max |DD - LP| = {deviation:.1e}.",
         shapes,
     ]
-    header = (
-        f"advgame bench graph, {meta['date']}: {m['platform']}, {m['cpu']}, {m['cpu_count']} CPUs "
-        f"(load average {m['load_average']} at start); numpy {m['numpy']}, scipy {m['scipy']}, "
-        f"highspy {m['highspy']}"
-    )
+    header = report_header("graph", meta, ("numpy", "scipy", "highspy"))
     return "\n".join([header, ""] + _table(records) + [""] + legend)
 
 

@@ -33,7 +33,7 @@ import numpy as np
 from ..datasets import make_ordinal_sequences
 from ..models.graphical import AdversarialGraphicalModel, StructuredSVM
 from ._protocol import wilcoxon_marks
-from .oracle import machine_info, write_results
+from .oracle import machine_info, report_header, write_results
 
 __all__ = ["run", "METRICS", "PAPER_TABLE"]
 
@@ -148,8 +148,7 @@ def run(quick=False, out=None, print_fn=print):
 
 def format_report(records, meta, splits, n_sequences, n_train):
     lines = [
-        f"advgame bench graphical, {meta['date']}: {meta['machine']['cpu']}, "
-        f"{meta['machine']['cpu_count']} CPUs",
+        report_header("graphical", meta),
         f"make_ordinal_sequences({n_sequences}), {splits} splits of {n_train} train / "
         f"{n_sequences - n_train} test sequences; mean test loss per node +- std over splits",
         "(* best or not significantly worse, Wilcoxon p >= 0.05); paper = seed 002 Table 1 "

@@ -34,7 +34,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from ..models import MinimaxClassifier
-from .oracle import machine_info, write_results
+from .oracle import machine_info, report_header, write_results
 
 __all__ = ["run", "synthetic", "PAPER_ERRORS"]
 
@@ -113,8 +113,7 @@ def bench_problem(name, X, y, runs, standardise, grid=GRID):
 def format_report(records, meta):
     models = [m for m in records[0] if m not in ("problem", "n", "d", "runs")]
     lines = [
-        f"advgame bench minimax, {meta['date']}: {meta['machine']['cpu']}, "
-        f"{meta['machine']['cpu_count']} CPUs",
+        report_header("minimax", meta),
         "test error in % (mean +- standard error over runs); lambda / C tuned on a 70/30 "
         "validation split over 2^-10..2^10",
         "",

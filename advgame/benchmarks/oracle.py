@@ -268,6 +268,17 @@ def write_results(out, meta, records, report):
         path.write_text("```\n" + report + "\n```\n")
 
 
+def report_header(name, meta, libraries=()):
+    """First line of every benchmark report: the command, date, machine and library versions
+    (``libraries`` names keys of ``meta['machine']``, e.g. ``('numpy', 'scipy')``)."""
+    m = meta["machine"]
+    versions = ", ".join(f"{lib} {m[lib]}" for lib in libraries)
+    return (
+        f"advgame bench {name}, {meta['date']}: {m['platform']}, {m['cpu']}, {m['cpu_count']} "
+        f"CPUs (load average {m['load_average']} at start)" + (f"; {versions}" if versions else "")
+    )
+
+
 def machine_info():
     """Platform, CPU, and the versions of the libraries that do the work."""
     return {
@@ -331,13 +342,9 @@ def _table(records, markdown):
 
 def format_report(records, meta, markdown=False):
     """The header (machine, date), the table and its legend, as text or markdown."""
-    m = meta["machine"]
     s = meta["settings"]
-    header = (
-        f"advgame bench oracle, {meta['date']}: {m['platform']}, {m['cpu']}, "
-        f"{m['cpu_count']} CPUs (load average {m['load_average']} at start); Python {m['python']}, "
-        f"numpy {m['numpy']}, scipy {m['scipy']}, "
-        f"highspy {m['highspy']}, cvxpy {m['cvxpy']} (default solver {meta['cvxpy_solver']})"
+    header = report_header("oracle", meta, ("python", "numpy", "scipy", "highspy", "cvxpy")) + (
+        f" (default solver {meta['cvxpy_solver']})"
     )
     legend = [
         f"us: microseconds per row for the value and q* of every row, median of {s['repeats']} "

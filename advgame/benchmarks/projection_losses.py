@@ -46,7 +46,7 @@ from ..metrics import permutation_hamming_loss
 from ..models.matching import AdversarialMatching
 from ..models.projection import LabelRanker, ProjectionClassifier
 from ._protocol import wilcoxon_marks
-from .oracle import machine_info, write_results
+from .oracle import machine_info, report_header, write_results
 
 __all__ = ["run", "Settings", "FULL", "QUICK", "RANKING_COLUMNS", "PAPER_RANKING"]
 
@@ -326,8 +326,7 @@ def format_report(records, meta, settings):
     for r in records:
         by_table.setdefault(r["table"], []).append(r)
     lines = [
-        f"advgame bench projection-losses, {meta['date']}: {meta['machine']['cpu']}, "
-        f"{meta['machine']['cpu_count']} CPUs",
+        report_header("projection-losses", meta),
         f"{settings.splits} random 80/20 splits; alpha from {len(settings.grid)} values in "
         f"[{min(settings.grid):g}, {max(settings.grid):g}] on a 25% validation part; mean±std over "
         "splits; * = best or not significantly worse (Wilcoxon p >= 0.05, >= 6 splits)",

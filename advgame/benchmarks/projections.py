@@ -54,7 +54,7 @@ from importlib.metadata import version
 import numpy as np
 
 from .. import polytopes
-from .oracle import _dev, _times, _us, machine_info, write_results
+from .oracle import _dev, _times, _us, machine_info, report_header, write_results
 
 __all__ = [
     "run",
@@ -148,6 +148,8 @@ def _constraints(polytope, mu, k):
     ``(k, k)``)."""
     import cvxpy as cp
 
+    if isinstance(polytope, polytopes.RowStochastic):  # before Simplex, its base class
+        return [mu >= 0, cp.sum(mu, axis=1) == 1]
     if isinstance(polytope, polytopes.Simplex):
         return [mu >= 0, cp.sum(mu) == 1]
     if isinstance(polytope, polytopes.UnitCube):
@@ -162,8 +164,6 @@ def _constraints(polytope, mu, k):
         return [cp.sum(mu) == top[-1]] + [cp.sum_largest(mu, j) <= top[j - 1] for j in range(1, k)]
     if isinstance(polytope, polytopes.Birkhoff):
         return [mu >= 0, cp.sum(mu, axis=0) == 1, cp.sum(mu, axis=1) == 1]
-    if isinstance(polytope, polytopes.RowStochastic):
-        return [mu >= 0, cp.sum(mu, axis=1) == 1]
     raise ValueError(f"no cvxpy constraints for {polytope!r}.")
 
 
@@ -333,13 +333,9 @@ def _table(records):
 
 def format_report(records, meta):
     """The header (machine, date), the table and its legend."""
-    m = meta["machine"]
     s = meta["settings"]
-    header = (
-        f"advgame bench projections, {meta['date']}: {m['platform']}, {m['cpu']}, "
-        f"{m['cpu_count']} CPUs (load average {m['load_average']} at start); numpy {m['numpy']}, "
-        f"scipy {m['scipy']}, cvxpy {m['cvxpy']} with Clarabel {meta['clarabel']}"
-    )
+    header = report_header("projections", meta, ("numpy", "scipy", "cvxpy"))
+    header += f" with Clarabel {meta['clarabel']}"
     polytope_reprs = "; ".join(
         f"{r['polytope']} k={r['k']}: {r['repr']}"
         for r in records

@@ -28,7 +28,7 @@ from ..losses import zero_one
 from ..models import AdversarialClassifier
 from ..solvers import SurrogateObjective
 from ..uncertainty import SoftMoments
-from .oracle import machine_info, write_results
+from .oracle import machine_info, report_header, write_results
 
 __all__ = ["run"]
 
@@ -118,8 +118,7 @@ def bench_problem(name, X, y, max_rows=None):
 def format_report(records, meta):
     """The printed table: per problem, each model's fit time and accuracy, then the ratios."""
     lines = [
-        f"advgame bench train, {meta['date']}: {meta['machine']['cpu']}, "
-        f"{meta['machine']['cpu_count']} CPUs; numpy {meta['machine']['numpy']}",
+        report_header("train", meta, ("numpy",)),
         "",
         f"{'problem':<24} {'n':>7} {'model':<22} {'fit s':>8} {'accuracy':>9}",
     ]
