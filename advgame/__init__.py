@@ -30,6 +30,7 @@ from .models import (
     MinimaxRegressor,
     ProjectionClassifier,
     StructuredSVM,
+    error_rate_curve,
     robust_feature_selection,
 )
 from .permutation import PermutationGame
@@ -45,6 +46,7 @@ __all__ = [
     "StructuredSVM",
     "ProjectionClassifier",
     "GeneralizedPredictionSet",
+    "error_rate_curve",
     "LabelRanker",
     "MinimaxClassifier",
     "MinimaxRegressor",

@@ -9,7 +9,7 @@ from .minimax import (
     MinimaxRegressor,
     robust_feature_selection,
 )
-from .prediction_sets import GeneralizedPredictionSet
+from .prediction_sets import GeneralizedPredictionSet, error_rate_curve
 from .projection import LabelRanker, ProjectionClassifier
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "AdversarialMatching",
     "StructuredSVM",
     "GeneralizedPredictionSet",
+    "error_rate_curve",
     "LabelRanker",
     "ProjectionClassifier",
     "FeatureSelection",
