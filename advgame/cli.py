@@ -26,6 +26,10 @@ Subcommands
 ``advgame bench graphical``
     Seed 002's Table 1 protocol on synthetic ordinal sequences: the adversarial graphical model
     next to a CRF and a structured SVM under six node losses (:mod:`advgame.benchmarks.graphical`).
+``advgame bench prediction-sets``
+    Seed 003's Tables 1-3 (Examples 1-2, optdigits in place of zipcode): set-valued classifiers
+    with split-conformal thresholds (KDE, OCSVM, BSVM, GPS, GPSKFS) beside the published numbers,
+    and the time of one class's dual QP and of a GPS fit (:mod:`advgame.benchmarks.prediction_sets`).
 
 Labels and actions are numbered from 0, as in the printed loss matrix.
 """
@@ -74,6 +78,11 @@ BENCHMARKS = (
         "projection-losses",
         "seed 004's Tables 1, 2, 4, 6, 7 (label ranking, multilabel, ordinal)",
         "1 split, 2 alphas, iris / 300 yeast rows / machine CPU",
+    ),
+    (
+        "prediction-sets",
+        "seed 003's Tables 1-3 (KDE, OCSVM, BSVM, GPS, GPSKFS) and QP / fit timings",
+        "2 replications, small samples, small QP",
     ),
 )
 

@@ -349,6 +349,12 @@ def test_tuned_width_is_a_multiple_of_the_median_heuristic():
     squared = ((sub[:, None, :] - sub[None, :, :]) ** 2).sum(axis=-1)
     direct = 1.0 / np.median(squared[np.triu_indices(sub.shape[0], k=1)])
     assert median_heuristic_gamma(big, 5) == pytest.approx(direct, rel=1e-12)
+    generator = np.random.default_rng(5)
+    rows = generator.choice(big.shape[0], MEDIAN_HEURISTIC_MAX_POINTS, replace=False)
+    sub = big[rows]
+    squared = ((sub[:, None, :] - sub[None, :, :]) ** 2).sum(axis=-1)
+    direct = 1.0 / np.median(squared[np.triu_indices(sub.shape[0], k=1)])
+    assert median_heuristic_gamma(big, np.random.default_rng(5)) == pytest.approx(direct, rel=1e-12)
     with pytest.raises(ValueError, match="pass the RBF width gamma"):
         median_heuristic_gamma(np.ones((4, 2)))
 

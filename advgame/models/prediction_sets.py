@@ -102,6 +102,8 @@ AUTO_FEATURE_PENALTIES = (0.003, 0.01, 0.03)
 WIDTH_FACTORS = (0.5, 1.0, 2.0, 4.0, 8.0)
 C_FACTORS = (1.0, 10.0, 100.0)
 TUNING_FRACTION = 0.3
+#: With fewer class or unlabelled points than this, nothing is tuned: the rules' values are used.
+TUNING_MIN_POINTS = 10
 #: The median heuristic uses at most this many points (a seeded subsample), i.e. ~5e5 pairs.
 MEDIAN_HEURISTIC_MAX_POINTS = 1000
 #: ``C='auto'`` is ``1 / (AUTO_LAMBDA * m)``: seed 003 Eq. (5) weights the mean unlabelled loss
@@ -532,7 +534,11 @@ def median_heuristic_gamma(X, random_state=None):
     float
     """
     if X.shape[0] > MEDIAN_HEURISTIC_MAX_POINTS:
-        rng = check_random_state(random_state)
+        rng = (
+            random_state
+            if isinstance(random_state, np.random.Generator)
+            else check_random_state(random_state)
+        )
         X = X[rng.choice(X.shape[0], MEDIAN_HEURISTIC_MAX_POINTS, replace=False)]
     median = float(np.median(pdist(X, "sqeuclidean")))
     if not median > 0:
@@ -822,7 +828,7 @@ def _fit_class_serial(
     ]
     weights, width, factor = candidates[0]
     table = []
-    if len(candidates) > 1:
+    if len(candidates) > 1 and min(n_class, m) >= TUNING_MIN_POINTS:
         (weights, width, factor), table = _tune(
             X_class, X_unlabeled, kernel, candidates, C, error_rate, backend, fraction, rng
         )
@@ -869,7 +875,8 @@ class GeneralizedPredictionSet(BaseEstimator):
       empirical ``γ``-quantile of its held-out class scores, and the candidate accepting the
       fewest held-out unlabelled points wins (``tuning_results_``).  The calibration points take
       no part, so the conformal guarantee is untouched.  A given ``gamma`` or ``C`` is used as
-      is; with both given nothing is tuned.
+      is; with both given, or fewer than ``TUNING_MIN_POINTS`` class or unlabelled points,
+      nothing is tuned (with feature selection, the sparsest selected weights are then used).
     * **Feature selection** (``feature_selection=True``, seed 003 Eq. 8-10, Algorithm 1): the QP
       alternates with the linearised LP in the weights ``d ∈ [0, 1]^p`` with an l1 penalty
       ``feature_penalty`` (:func:`feature_weight_step`) and a line search that keeps Eq. (9)
