@@ -68,9 +68,9 @@ calibration), 1,000 test points per class and 1,000 outliers; Example 2 ``N = 34
 calibration points, the fewest with which ``γ = 0.01`` has a conformal rank ``>= 1``), 1,000
 test points per class and 1,000 outliers; digits ``N = 340`` per class (about 215 test points
 per class and 3,392 outliers); ``M = 500`` unlabelled points everywhere; timing (a) at
-``n_k = 500, m = 1000``.  The full run took 24 minutes (1,459 s) on a 2-core AMD EPYC machine
-busy with other jobs (load average 2.5): 68 s per replication, three quarters of it GPSKFS, then
-70 s for cvxpy's QP.  :data:`QUICK` (2 replications, small sizes) took 42 s on the same machine.
+``n_k = 500, m = 1000``.  The full run (``docs/results/prediction_sets.md``) took 17 minutes
+(1,026 s) on a 2-core AMD EPYC machine: about 45 s per replication, of which GPSKFS takes 34 s,
+then 66 s for cvxpy's QP.  :data:`QUICK` (2 replications, small sizes) takes about 30 s.
 """
 
 import statistics
