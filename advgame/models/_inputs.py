@@ -9,6 +9,7 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 from .. import losses
 
 __all__ = [
+    "check_positive",
     "check_iteration_params",
     "check_weights",
     "check_classification_fit",
@@ -43,16 +44,19 @@ def check_iteration_params(estimator, integers=("max_iter",), check_tol=True):
         value = getattr(estimator, name)
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
-    if not check_tol:
-        return
-    tol = estimator.tol
+    if check_tol:
+        check_positive("tol", estimator.tol)
+
+
+def check_positive(name, value):
+    """``value`` must be a finite positive real number (not a bool); ``name`` is for the message."""
     if (
-        not isinstance(tol, numbers.Real)
-        or isinstance(tol, bool)
-        or not np.isfinite(tol)
-        or tol <= 0
+        not isinstance(value, numbers.Real)
+        or isinstance(value, bool)
+        or not np.isfinite(value)
+        or value <= 0
     ):
-        raise ValueError(f"tol must be a finite positive number; got {tol!r}.")
+        raise ValueError(f"{name} must be a finite positive number; got {value!r}.")
 
 
 def check_weights(sample_weight, X):

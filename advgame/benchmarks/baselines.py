@@ -1,0 +1,565 @@
+r"""The baselines seed 000 compares against (§7, Tables 2 and 4-6), each trained exactly.
+
+Every baseline is a hinge-loss SVM on scores that are linear in (explicit) features,
+
+.. math::
+
+    \min_{W, b, \xi \ge 0}\ \tfrac12 \|W\|_F^2 + \sum_s c_s\, \xi_s \quad\text{s.t.}\quad
+    \xi_{s(r)} \ge 1 + g_r(W, b) \quad (r = 1..m),
+
+where each hinge row ``r`` is a linear function ``g_r`` of the scores of one sample and the cost
+``c_s`` is ``C`` times the weight of the sample owning slack ``s``.  The formulations differ only
+in their hinge rows (and in a few equality or ordering rows), so each is a small function of the
+labels, and all of them are one convex QP built with :class:`advgame.compile.Program` and solved
+by cvxpy (Clarabel, the default) or HiGHS (the Hessian is the identity on ``W``).
+
+Kernels are made explicit so that the models stay linear in features: for ``kernel='rbf'`` the
+training Gram matrix ``K = U diag(s) U^T`` (:func:`advgame.features.psd_eigen`) gives training
+features ``Z = U sqrt(s)`` (so ``Z Z^T = K``) and out-of-sample features
+``z(x) = K(x, X_train) U / sqrt(s)``, which reproduce ``z(X_train) = Z``.  By the representer
+theorem the optimal ``W`` lies in the span of the training features, so this is the kernel SVM
+(up to the eigenmodes ``psd_eigen`` drops as numerically empty).  The price is density: the
+hinge rows then hold about ``n (k - 1) n`` nonzeros, so exact RBF training is for a few hundred
+samples (vehicle's 592 take 10-25 s); larger sets need subsampling or a decomposition solver.
+
+Models (seed 000 §7):
+
+* Table 2: :class:`WestonWatkinsSVC`, :class:`CrammerSingerSVC`, :class:`LeeLinWahbaSVC`;
+* Tables 4-5: :class:`AllThresholdSVOR` (AT / SVORIM), :class:`ImmediateThresholdSVOR`
+  (IT / SVOREX) of Chu & Keerthi (2005);
+* Table 6: :class:`OneVsAllAbstain`, :class:`CrammerSingerAbstain` with the threshold rules of
+  Ramaswamy et al. (2018).
+
+References
+----------
+Weston, J. and Watkins, C. (1999). Support vector machines for multi-class pattern recognition.
+ESANN.
+Crammer, K. and Singer, Y. (2001). On the algorithmic implementation of multiclass kernel-based
+vector machines. JMLR 2.
+Lee, Y., Lin, Y. and Wahba, G. (2004). Multicategory support vector machines. JASA 99.
+Chu, W. and Keerthi, S. S. (2005). New approaches to support vector ordinal regression. ICML.
+Ramaswamy, H. G., Tewari, A. and Agarwal, S. (2018). Consistent algorithms for multiclass
+classification with an abstain option. Electronic Journal of Statistics 12.
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..compile import Program
+from ..exceptions import SolverError
+from ..features import KernelFeatures, psd_eigen
+from ..models._inputs import check_classification_fit, check_positive
+
+__all__ = [
+    "WestonWatkinsSVC",
+    "CrammerSingerSVC",
+    "LeeLinWahbaSVC",
+    "AllThresholdSVOR",
+    "ImmediateThresholdSVOR",
+    "OneVsAllAbstain",
+    "CrammerSingerAbstain",
+    "one_vs_all_answers",
+    "top_two_gap_answers",
+]
+
+_KERNELS = ("linear", "rbf")
+_BACKENDS = ("cvxpy", "highs")
+#: HiGHS feasibility tolerances tried in turn: its active-set QP solver can finish a few 1e-9
+#: above the tightest one (and then reports a solve error), rarely above its own default 1e-7.
+HIGHS_TOLERANCES = (1e-9, 1e-7)
+
+
+# ------------------------------------------------------------------------- program pieces
+def _rows(sample, index, coef, width, Z=None):
+    """Sparse rows ``coef_r e_{index_r}`` over ``width`` columns; with ``Z``, the rows
+    ``coef_r z_{sample_r} ⊗ e_{index_r}`` acting on ``W.ravel()`` for ``W`` of shape ``(p, width)``
+    (so row ``r`` times ``W.ravel()`` is ``coef_r * z_{sample_r} . W[:, index_r]``)."""
+    m = sample.size
+    if Z is None:
+        return sp.csr_matrix((coef, (np.arange(m), index)), shape=(m, width))
+    p = Z.shape[1]
+    data = coef[:, None] * Z[sample]
+    columns = np.arange(p)[None, :] * width + index[:, None]
+    rows = np.repeat(np.arange(m), p)
+    return sp.csr_matrix((data.ravel(), (rows, columns.ravel())), shape=(m, p * width))
+
+
+def _hinge_program(name, Z, width, A_W, slack, slack_cost, A_b=None, offsets="b"):
+    r"""The shared QP: ``min ½||W||² + Σ_s c_s ξ_s`` s.t. ``ξ_{slack_r} >= 1 + A_W W + A_b b``.
+
+    ``W`` has shape ``(p, width)`` (variable block ``'W'``, row-major), ``b`` has
+    ``A_b.shape[1]`` entries (block ``offsets``; none when ``A_b`` is None) and ``ξ >= 0`` one
+    entry per ``slack_cost`` (block ``'slack'``).  The quadratic factor is the identity on ``W``
+    only: offsets and slacks are not regularised.
+    """
+    program = Program(name)
+    n_weights = Z.shape[1] * width
+    W = program.add_variables("W", n_weights)
+    program.add_quadratic(W, sp.identity(n_weights, format="csr"))
+    xi = program.add_variables("slack", slack_cost.size, lower=0.0, cost=slack_cost)
+    m = slack.size
+    pick = sp.csr_matrix((np.ones(m), (np.arange(m), slack)), shape=(m, slack_cost.size))
+    terms = [(xi, pick), (W, -A_W)]
+    if A_b is not None:
+        terms.append((program.add_variables(offsets, A_b.shape[1]), -A_b))
+    program.add_rows("hinge", terms, lower=1.0)
+    return program
+
+
+def _solve(program, backend):
+    """Solve with cvxpy (Clarabel), or with HiGHS at the tolerances of ``HIGHS_TOLERANCES``."""
+    if backend == "cvxpy":
+        return program.solve("cvxpy")
+    error = None
+    for tolerance in HIGHS_TOLERANCES:
+        try:
+            return program.solve("highs", tolerance=tolerance)
+        except SolverError as exc:
+            error = exc
+    raise error
+
+
+def _slack_costs(sample, slack, cost):
+    """``c_s``: the cost of the sample owning each slack (every slack owns at least one row)."""
+    owner = np.empty(slack.max() + 1, dtype=np.intp)
+    owner[slack] = sample
+    return cost[owner]
+
+
+def _other_labels(y, k):
+    """All pairs ``(i, j)`` with ``j != y_i``, sample-major: ``n (k - 1)`` of them."""
+    return np.nonzero(np.arange(k)[None, :] != y[:, None])
+
+
+# ----------------------------------------------------------------------------- estimators
+class _ExactHingeModel(ClassifierMixin, BaseEstimator):
+    """Shared fit: input checks, explicit kernel features, one QP through ``Program``.
+
+    Subclasses implement ``_program(Z, y_index, cost)`` and ``_read(program, x)``.
+    """
+
+    def _check_params(self):
+        check_positive("C", self.C)
+        if not isinstance(self.kernel, str) or self.kernel not in _KERNELS:
+            raise ValueError(f"kernel must be one of {_KERNELS}; got {self.kernel!r}.")
+        if self.backend not in _BACKENDS:
+            raise ValueError(f"backend must be one of {_BACKENDS}; got {self.backend!r}.")
+
+    def fit(self, X, y, sample_weight=None):
+        """Solve the training QP exactly on ``X`` (n, d) and labels ``y`` (n,).
+
+        ``sample_weight`` multiplies ``C`` per sample (so a weight of 2 equals a duplicate).
+        """
+        self._check_params()
+        X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
+        Z = self._fit_features(X)
+        self.program_ = self._program(Z, y_index, self.C * sample_weight)
+        solution = _solve(self.program_, self.backend)
+        self.objective_ = solution.objective
+        self._read(self.program_, solution.x)
+        return self
+
+    def _fit_features(self, X):
+        """Training features: ``X`` itself, or ``U sqrt(s)`` from the RBF Gram matrix."""
+        if self.kernel == "linear":
+            self.kernel_map_ = None
+            return X
+        self.kernel_map_ = KernelFeatures("rbf", gamma=self.gamma).fit(X, 1)
+        U, s = psd_eigen(self.kernel_map_.gram(X))
+        # z(x) = K(x, X_train) U / sqrt(s): on the training inputs this is U sqrt(s).
+        self.eigen_map_ = U / np.sqrt(s)
+        return U * np.sqrt(s)
+
+    def _features(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if self.kernel_map_ is None:
+            return X
+        return self.kernel_map_.gram(X) @ self.eigen_map_
+
+    def decision_function(self, X):
+        """Class scores, shape ``(n_samples, n_classes)``; for two classes ``f_1 - f_0``."""
+        F = self._scores(X)
+        return F[:, 1] - F[:, 0] if self.classes_.size == 2 else F
+
+
+class _MulticlassHinge(_ExactHingeModel):
+    r"""Scores ``f_j(x) = w_j . z(x) + b_j``; subclasses give the hinge rows.
+
+    ``_hinges(y, k)`` returns ``(sample, slack, terms)``: hinge row ``r`` reads
+    ``ξ_{slack_r} >= 1 + Σ_{(c, a) in terms} a_r f_{c_r}(x_{sample_r})``.
+    """
+
+    def __init__(self, C=1.0, kernel="linear", gamma=None, fit_intercept=True, backend="cvxpy"):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.fit_intercept = fit_intercept
+        self.backend = backend
+
+    #: Add ``sum_j b_j = 0``: relative margins (WW, CS) see only differences of offsets, so this
+    #: fixes the one free direction of ``b`` (unregularised) without changing the model; for
+    #: LLW it is part of the model.
+    _centred_offsets = True
+
+    def _program(self, Z, y, cost):
+        k = self.classes_.size
+        sample, slack, terms = self._hinges(y, k)
+        A_W = sum(_rows(sample, c, a, k, Z) for c, a in terms)
+        A_b = sum(_rows(sample, c, a, k) for c, a in terms) if self.fit_intercept else None
+        costs = _slack_costs(sample, slack, cost)
+        program = _hinge_program(type(self).__name__, Z, k, A_W, slack, costs, A_b)
+        if self.fit_intercept and self._centred_offsets:
+            ones = sp.csr_matrix(np.ones((1, k)))
+            program.add_rows("sum_to_zero_b", [(program.variables["b"], ones)], lower=0, upper=0)
+        return program
+
+    def _read(self, program, x):
+        k = self.classes_.size
+        self.coef_ = x[program.variables["W"]].reshape(-1, k).T.copy()
+        b = program.variables.get("b")
+        self.intercept_ = np.zeros(k) if b is None else x[b].copy()
+
+    def _scores(self, X):
+        return self._features(X) @ self.coef_.T + self.intercept_
+
+    def predict(self, X):
+        """The class with the largest score."""
+        F = self._scores(X)  # checks fitted before classes_ is read
+        return self.classes_[np.argmax(F, axis=1)]
+
+
+class WestonWatkinsSVC(_MulticlassHinge):
+    r"""Weston-Watkins multiclass SVM, trained exactly (seed 000 Table 2, "WW").
+
+    .. math::
+
+        \min_{W, b}\ \tfrac12 \sum_j \|w_j\|^2
+        + C \sum_i \sum_{j \ne y_i} \big[1 - (w_{y_i} - w_j) \cdot z_i - (b_{y_i} - b_j)\big]_+
+
+    one slack per pair ``(i, j != y_i)`` (Weston & Watkins, 1999, with margin 1; their margin 2
+    is the same model with ``C`` doubled and the scores doubled).  Predicts the argmax score.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Cost of the hinge slacks (per sample, times ``sample_weight``).
+    kernel : {'linear', 'rbf'}, default='linear'
+        ``'rbf'`` uses the explicit eigen feature map of the training Gram matrix.
+    gamma : float or None, default=None
+        RBF width ``exp(-gamma ||x - x'||^2)``; None means ``1 / n_features``.
+    fit_intercept : bool, default=True
+        Unregularised per-class offsets ``b``.
+    backend : {'cvxpy', 'highs'}, default='cvxpy'
+        Solver of the QP (:meth:`advgame.compile.Program.solve`): cvxpy with Clarabel (interior
+        point, robust), or HiGHS's active-set QP solver, which is fast on small generic problems
+        but can cycle without terminating on degenerate ones (e.g. separable data, where many
+        hinge rows are tight with zero slack) and stalls on the ill-conditioned RBF eigen
+        features (highspy 1.15).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (n_classes, n_features_z)
+        ``w_j`` in feature space (the inputs for ``'linear'``, the eigen map for ``'rbf'``).
+    intercept_ : ndarray of shape (n_classes,)
+    objective_ : float
+        The optimal training objective.
+    program_ : Program
+        The solved QP (``program_.describe()``, ``program_.to_cvxpy()``).
+    """
+
+    def _hinges(self, y, k):
+        i, j = _other_labels(y, k)
+        return i, np.arange(i.size), [(j, np.ones(i.size)), (y[i], -np.ones(i.size))]
+
+
+class CrammerSingerSVC(_MulticlassHinge):
+    r"""Crammer-Singer multiclass SVM, trained exactly (seed 000 Table 2, "CS").
+
+    .. math::
+
+        \min_{W, b}\ \tfrac12 \sum_j \|w_j\|^2
+        + C \sum_i \max_{j \ne y_i} \big[1 - (w_{y_i} - w_j) \cdot z_i - (b_{y_i} - b_j)\big]_+
+
+    one slack per sample, bounded below by every ``j != y_i`` (Crammer & Singer, 2001, with
+    ``C = 1 / beta``; they have no offsets, hence ``fit_intercept=False`` by default).  For two
+    classes this is the binary hinge SVM with ``2 C`` and ``w = w_1 - w_0``.  Predicts the argmax.
+
+    Parameters and attributes are those of :class:`WestonWatkinsSVC`.
+    """
+
+    def __init__(self, C=1.0, kernel="linear", gamma=None, fit_intercept=False, backend="cvxpy"):
+        super().__init__(C, kernel, gamma, fit_intercept, backend)
+
+    def _hinges(self, y, k):
+        i, j = _other_labels(y, k)
+        return i, i, [(j, np.ones(i.size)), (y[i], -np.ones(i.size))]
+
+
+class LeeLinWahbaSVC(_MulticlassHinge):
+    r"""Lee-Lin-Wahba multiclass SVM (absolute margins), trained exactly (seed 000 Table 2, "LLW").
+
+    .. math::
+
+        \min_{W, b}\ \tfrac12 \sum_j \|w_j\|^2 + C \sum_i \sum_{j \ne y_i} [1 + f_j(x_i)]_+
+        \quad\text{s.t.}\quad \sum_j f_j(x) = 0\ \ \forall x
+        \iff \sum_j w_j = 0,\ \sum_j b_j = 0,
+
+    with ``f_j(x) = w_j . z(x) + b_j`` (Lee, Lin & Wahba, 2004; their ``[f_j + 1/(k-1)]_+`` is
+    the same model with scores scaled by ``k - 1`` and ``C`` by ``k - 1``).  The only Fisher
+    consistent one of the three SVMs (seed 000 §7.1).  Predicts the argmax.
+
+    Parameters and attributes are those of :class:`WestonWatkinsSVC`.
+    """
+
+    def _hinges(self, y, k):
+        i, j = _other_labels(y, k)
+        return i, np.arange(i.size), [(j, np.ones(i.size))]
+
+    def _program(self, Z, y, cost):
+        program = super()._program(Z, y, cost)  # with sum_j b_j = 0
+        # sum_j w_j = 0: the rows of W (p, k) sum to zero.
+        ones = sp.csr_matrix(np.ones((1, self.classes_.size)))
+        W = sp.kron(sp.identity(Z.shape[1]), ones, format="csr")
+        program.add_rows("sum_to_zero_W", [(program.variables["W"], W)], lower=0.0, upper=0.0)
+        return program
+
+
+# ------------------------------------------------------------------------------- ordinal
+class _ThresholdHinge(_ExactHingeModel):
+    r"""One direction ``w`` and thresholds ``theta_1 <= ... <= theta_{k-1}`` (Chu & Keerthi, 2005).
+
+    Classes are ordered as ``classes_`` (sorted labels).  Threshold ``t`` separates classes
+    ``t`` and ``t + 1``: a sample of class ``y`` wants ``u = w . z(x)`` at least 1 above the
+    thresholds ``t < y`` and at least 1 below those ``t >= y``; ``_immediate`` keeps only the two
+    thresholds adjacent to ``y``.
+    """
+
+    _immediate = False
+
+    def __init__(self, C=1.0, kernel="linear", gamma=None, backend="cvxpy"):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.backend = backend
+
+    def _program(self, Z, y, cost):
+        k = self.classes_.size
+        i, t = np.divmod(np.arange(y.size * (k - 1)), k - 1)
+        if self._immediate:
+            keep = (t == y[i] - 1) | (t == y[i])
+            i, t = i[keep], t[keep]
+        side = np.where(t < y[i], 1.0, -1.0)  # +1: u should exceed theta_t
+        # xi >= 1 - side (u_i - theta_t) = 1 + (-side) w . z_i + side theta_t
+        A_W = _rows(i, np.zeros_like(t), -side, 1, Z)
+        A_theta = _rows(i, t, side, k - 1)
+        program = _hinge_program(
+            type(self).__name__, Z, 1, A_W, np.arange(i.size), cost[i], A_theta, "thresholds"
+        )
+        if k > 2:
+            # theta_{t+1} - theta_t >= 0.  Needed for IT (SVOREX); for AT (SVORIM) the optimum
+            # is ordered anyway (Chu & Keerthi, 2005, Lemma 1), and the rows only pick an
+            # ordered optimum when the thresholds are not unique.
+            order = sp.diags([-np.ones(k - 2), np.ones(k - 2)], [0, 1], shape=(k - 2, k - 1))
+            program.add_rows("ordered", [(program.variables["thresholds"], order)], lower=0.0)
+        return program
+
+    def _read(self, program, x):
+        self.coef_ = x[program.variables["W"]].copy()
+        self.thresholds_ = x[program.variables["thresholds"]].copy()
+
+    def _scores(self, X):
+        """Ordinal potentials ``f_j = Σ_{t < j} (u - theta_t)``: concave in ``j`` when the
+        thresholds are ordered, so their argmax is the number of thresholds below ``u``."""
+        excess = (self._features(X) @ self.coef_)[:, None] - self.thresholds_[None, :]
+        return np.hstack([np.zeros((excess.shape[0], 1)), np.cumsum(excess, axis=1)])
+
+    def predict(self, X):
+        """The class whose index is the number of thresholds below ``w . z(x)``."""
+        u = self._features(X) @ self.coef_
+        return self.classes_[np.sum(self.thresholds_[None, :] < u[:, None], axis=1)]
+
+
+_ORDINAL_DOC = """
+    Parameters
+    ----------
+    C : float, default=1.0
+        Cost of the hinge slacks (per sample, times ``sample_weight``).
+    kernel : {'linear', 'rbf'}, default='linear'
+        ``'rbf'`` uses the explicit eigen feature map of the training Gram matrix.
+    gamma : float or None, default=None
+        RBF width; None means ``1 / n_features``.
+    backend : {'cvxpy', 'highs'}, default='cvxpy'
+        As for :class:`WestonWatkinsSVC`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Sorted labels: the ordinal order.
+    coef_ : ndarray of shape (n_features_z,)
+        The direction ``w``.
+    thresholds_ : ndarray of shape (n_classes - 1,)
+        ``theta_1 <= ... <= theta_{k-1}``.
+    objective_ : float
+    program_ : Program
+
+    Notes
+    -----
+    ``decision_function`` gives the ordinal potentials ``f_j(x) = Σ_{t < j} (w . z(x) - theta_t)``
+    (for two classes ``w . z(x) - theta_1``), whose argmax is ``predict``.
+    """
+
+
+class AllThresholdSVOR(_ThresholdHinge):
+    r"""All-threshold support vector ordinal regression (SVORIM), trained exactly.
+
+    Seed 000 Tables 4-5 ("AT", "SVORIM"; Chu & Keerthi, 2005, implicit constraints):
+
+    .. math::
+
+        \min_{w, \theta}\ \tfrac12 \|w\|^2 + C \sum_i \Big(\sum_{t < y_i}
+        [1 - (w \cdot z_i - \theta_t)]_+ + \sum_{t \ge y_i} [1 + (w \cdot z_i - \theta_t)]_+\Big)
+
+    a hinge for every threshold on its correct side (classes ``0..k-1``, thresholds
+    ``t = 0..k-2``).
+    """
+
+    __doc__ += _ORDINAL_DOC
+
+
+class ImmediateThresholdSVOR(_ThresholdHinge):
+    r"""Immediate-threshold support vector ordinal regression (SVOREX), trained exactly.
+
+    Seed 000 Tables 4-5 ("IT", "SVOREX"; Chu & Keerthi, 2005, explicit constraints):
+
+    .. math::
+
+        \min_{w, \theta}\ \tfrac12 \|w\|^2 + C \sum_i \Big([1 - (w \cdot z_i - \theta_{y_i - 1})]_+
+        + [1 + (w \cdot z_i - \theta_{y_i})]_+\Big)
+        \quad\text{s.t.}\quad \theta_1 \le \dots \le \theta_{k-1},
+
+    only the two thresholds adjacent to the true class (one for the extreme classes).
+    """
+
+    __doc__ += _ORDINAL_DOC
+    _immediate = True
+
+
+# ----------------------------------------------------------------------------- abstention
+def one_vs_all_answers(F, threshold=0.0):
+    """Ramaswamy et al. (2018) OVA rule: answer ``argmax_j f_j`` iff ``max_j f_j >= threshold``."""
+    return F.max(axis=1) >= threshold
+
+
+def top_two_gap_answers(F, threshold=0.5):
+    """Ramaswamy et al. (2018) Crammer-Singer rule: answer iff ``f_(1) - f_(2) >= threshold``
+    (largest minus second-largest score)."""
+    top = -np.partition(-F, 1, axis=1)[:, :2]
+    return top[:, 0] - top[:, 1] >= threshold
+
+
+class _Abstains:
+    """``predict``: the argmax class where ``_answers(F)`` holds, else ``abstain_label``."""
+
+    def _check_params(self):
+        super()._check_params()
+        if not isinstance(self.threshold, numbers.Real) or not np.isfinite(self.threshold):
+            raise ValueError(f"threshold must be a finite number; got {self.threshold!r}.")
+
+    def predict(self, X):
+        """A class label, or ``abstain_label`` where the threshold rule abstains."""
+        F = self._scores(X)
+        out = np.empty(F.shape[0], dtype=object)
+        answered = self._answers(F, self.threshold)
+        out[answered] = self.classes_[np.argmax(F[answered], axis=1)]
+        out[~answered] = self.abstain_label
+        # Same output type as AdversarialClassifier(loss='abstain').predict.
+        try:
+            return out.astype(np.result_type(self.classes_, np.asarray(self.abstain_label)))
+        except (TypeError, ValueError):
+            return out
+
+
+class OneVsAllAbstain(_Abstains, _MulticlassHinge):
+    r"""One-vs-all hinge SVMs with the abstain rule of Ramaswamy et al. (2018) (seed 000 Table 6).
+
+    Training solves the ``k`` binary SVMs (class ``j`` against the rest) as one QP,
+
+    .. math::
+
+        \min_{W, b}\ \tfrac12 \sum_j \|w_j\|^2 + C \sum_i \sum_j [1 - s_{ij} f_j(x_i)]_+,
+        \qquad s_{ij} = \pm 1 \ (y_i = j \text{ or not}),
+
+    and ``predict`` answers ``argmax_j f_j(x)`` if ``max_j f_j(x) >= threshold``, else returns
+    ``abstain_label`` (the OVA predictor of Ramaswamy et al., consistent for ``alpha = 1/2``
+    with ``threshold`` in ``(-1, 1)``; seed 000 uses the default ``threshold = 0``).
+
+    Parameters
+    ----------
+    C, kernel, gamma, fit_intercept, backend : as for :class:`WestonWatkinsSVC`.
+    threshold : float, default=0.0
+        ``tau`` of the rule above.
+    abstain_label : default=-1
+        What ``predict`` returns when abstaining (as ``AdversarialClassifier(loss='abstain')``).
+    """
+
+    _answers = staticmethod(one_vs_all_answers)
+    _centred_offsets = False  # k separate binary SVMs: each offset is its own
+
+    def __init__(
+        self,
+        C=1.0,
+        kernel="linear",
+        gamma=None,
+        fit_intercept=True,
+        backend="cvxpy",
+        threshold=0.0,
+        abstain_label=-1,
+    ):
+        super().__init__(C, kernel, gamma, fit_intercept, backend)
+        self.threshold = threshold
+        self.abstain_label = abstain_label
+
+    def _hinges(self, y, k):
+        i, j = np.divmod(np.arange(y.size * k), k)
+        side = np.where(y[i] == j, 1.0, -1.0)
+        return i, np.arange(i.size), [(j, -side)]
+
+
+class CrammerSingerAbstain(_Abstains, CrammerSingerSVC):
+    r"""Crammer-Singer SVM with the abstain rule of Ramaswamy et al. (2018) (seed 000 Table 6).
+
+    Trains :class:`CrammerSingerSVC`; ``predict`` answers ``argmax_j f_j(x)`` if the largest
+    score exceeds the second largest by at least ``threshold`` (``f_(1) - f_(2) >= tau``), else
+    returns ``abstain_label`` (consistent for ``alpha = 1/2`` with ``tau`` in ``(0, 1)``; seed
+    000 uses the default ``tau = 0.5``).
+
+    Parameters
+    ----------
+    C, kernel, gamma, fit_intercept, backend : as for :class:`CrammerSingerSVC`.
+    threshold : float, default=0.5
+        ``tau`` of the rule above.
+    abstain_label : default=-1
+        What ``predict`` returns when abstaining.
+    """
+
+    _answers = staticmethod(top_two_gap_answers)
+
+    def __init__(
+        self,
+        C=1.0,
+        kernel="linear",
+        gamma=None,
+        fit_intercept=False,
+        backend="cvxpy",
+        threshold=0.5,
+        abstain_label=-1,
+    ):
+        super().__init__(C, kernel, gamma, fit_intercept, backend)
+        self.threshold = threshold
+        self.abstain_label = abstain_label

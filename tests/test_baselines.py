@@ -1,0 +1,331 @@
+"""Seed 000's baselines: each QP against the same problem written directly in cvxpy, sanity
+checks of the formulations, the abstain rules, scikit-learn conventions and bad input."""
+
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_iris, make_blobs
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import check_estimator
+
+from advgame.benchmarks import baselines as bl
+from advgame.compile.cvx import CLARABEL_OPTIONS
+
+#: Relative agreement of the optimal objective with the cvxpy reference.
+OBJECTIVE_RTOL = 1e-6
+#: Absolute agreement of decision functions with the reference (scores are O(1)).
+DECISION_ATOL = 1e-5
+#: Agreement with libsvm (``tol=1e-10``) in the Crammer-Singer / binary SVM identity.
+LIBSVM_ATOL = 1e-5
+#: RBF width of the small exactness problems.
+GAMMA = 0.5
+
+MULTICLASS = [bl.WestonWatkinsSVC, bl.CrammerSingerSVC, bl.LeeLinWahbaSVC, bl.OneVsAllAbstain]
+ORDINAL = [bl.AllThresholdSVOR, bl.ImmediateThresholdSVOR]
+ALL = [*MULTICLASS, bl.CrammerSingerAbstain, *ORDINAL]
+
+
+# ------------------------------------------------------------------- cvxpy references
+def _small(seed, k, p, n=20):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n + 5, p))
+    y = np.concatenate([np.arange(k), rng.integers(0, k, size=n - k)])  # every class present
+    weights = rng.uniform(0.5, 2.0, size=n)
+    return X[:n], y, weights, X[n:]
+
+
+def _scores_and_norm(X, X_new, kernel, width, intercept):
+    """Scores ``S`` (n, width) on ``X``, a function ``(V, b) -> scores on X_new``, ½||W||², and
+    the variables ``V`` (W, or the representer coefficients A for RBF) and ``b``."""
+    b = cp.Variable(width) if intercept else np.zeros(width)
+    if kernel == "linear":
+        V = cp.Variable((X.shape[1], width))
+        return X @ V + b, lambda v, bv: X_new @ v + bv, 0.5 * cp.sum_squares(V), V, b
+    # Representer theorem: w_j = sum_m A_mj phi(x_m), ||W||^2 = tr(A^T K A).
+    K = rbf_kernel(X, gamma=GAMMA)
+    V = cp.Variable((X.shape[0], width))
+    norm = 0.5 * sum(cp.quad_form(V[:, j], cp.psd_wrap(K)) for j in range(width))
+    K_new = rbf_kernel(X_new, X, gamma=GAMMA)
+    return K @ V + b, lambda v, bv: K_new @ v + bv, norm, V, b
+
+
+def _value(b):
+    return b.value if isinstance(b, cp.Variable) else b
+
+
+def reference(model, X, y, weights, X_new):
+    """The model's training problem written directly with cvxpy hinge sums; returns the optimal
+    objective and the model's decision values on ``X_new`` (multiclass scores, or the
+    ordinal ``(u, thresholds)``)."""
+    k = int(y.max()) + 1
+    Y = np.eye(k)[y]
+    C = model.C
+    intercept = getattr(model, "fit_intercept", False)
+    constraints = []
+    if isinstance(model, bl._ThresholdHinge):
+        S, new, norm, V, _ = _scores_and_norm(X, X_new, model.kernel, 1, False)
+        theta = cp.Variable(k - 1)
+        excess = cp.reshape(S, (-1, 1), order="C") - cp.reshape(theta, (1, -1), order="C")
+        t = np.arange(k - 1)[None, :]
+        side = np.where(t < y[:, None], 1.0, -1.0)
+        mask = np.ones_like(side)
+        if isinstance(model, bl.ImmediateThresholdSVOR):
+            mask = ((t == y[:, None] - 1) | (t == y[:, None])).astype(float)
+            constraints.append(cp.diff(theta) >= 0)  # SVORIM gets no ordering rows: implied
+        loss = cp.sum(weights @ cp.multiply(mask, cp.pos(1 - cp.multiply(side, excess))))
+        problem = cp.Problem(cp.Minimize(norm + C * loss), constraints)
+        problem.solve(solver=cp.CLARABEL, canon_backend=cp.SCIPY_CANON_BACKEND, **CLARABEL_OPTIONS)
+        return problem.value, (new(V.value, 0.0).ravel(), theta.value)
+    S, new, norm, V, b = _scores_and_norm(X, X_new, model.kernel, k, intercept)
+    margins = cp.reshape(cp.sum(cp.multiply(Y, S), axis=1), (-1, 1), order="C") - S  # f_y - f_j
+    if isinstance(model, (bl.WestonWatkinsSVC, bl.CrammerSingerSVC)) and intercept:
+        # Relative margins see only differences of offsets: pin the free common shift of b as
+        # the model does (the optimal objective is unchanged).
+        constraints.append(cp.sum(b) == 0)
+    if isinstance(model, bl.WestonWatkinsSVC):
+        per_sample = cp.sum(cp.multiply(1 - Y, cp.pos(1 - margins)), axis=1)
+    elif isinstance(model, bl.CrammerSingerSVC):
+        per_sample = cp.max(1 - margins - Y, axis=1)  # the j = y_i term is 0: the hinge's floor
+    elif isinstance(model, bl.LeeLinWahbaSVC):
+        per_sample = cp.sum(cp.multiply(1 - Y, cp.pos(1 + S)), axis=1)
+        if model.kernel == "linear":
+            constraints.append(cp.sum(V, axis=1) == 0)
+        else:  # sum_j w_j = 0 in the RKHS  <=>  K (A 1) = 0
+            constraints.append(rbf_kernel(X, gamma=GAMMA) @ cp.sum(V, axis=1) == 0)
+        if intercept:
+            constraints.append(cp.sum(b) == 0)
+    else:  # one-vs-all
+        per_sample = cp.sum(cp.pos(1 - cp.multiply(2 * Y - 1, S)), axis=1)
+    problem = cp.Problem(cp.Minimize(norm + C * weights @ per_sample), constraints)
+    problem.solve(solver=cp.CLARABEL, canon_backend=cp.SCIPY_CANON_BACKEND, **CLARABEL_OPTIONS)
+    return problem.value, new(V.value, _value(b))
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("k, p, seed", [(3, 2, 0), (4, 3, 1)])
+def test_qp_equals_cvxpy_reference(cls, kernel, k, p, seed):
+    X, y, weights, X_new = _small(seed, k, p)
+    model = cls(C=1.5, kernel=kernel, gamma=GAMMA).fit(X, y, sample_weight=weights)
+    value, decision = reference(model, X, y, weights, X_new)
+    assert model.program_.kind == "QP"
+    np.testing.assert_allclose(model.objective_, value, rtol=OBJECTIVE_RTOL)
+    if isinstance(model, bl._ThresholdHinge):
+        u, theta = decision
+        np.testing.assert_allclose(
+            model._features(X_new) @ model.coef_, u, atol=DECISION_ATOL, rtol=0
+        )
+        np.testing.assert_allclose(model.thresholds_, theta, atol=DECISION_ATOL, rtol=0)
+    else:
+        np.testing.assert_allclose(model._scores(X_new), decision, atol=DECISION_ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("cls", [bl.WestonWatkinsSVC, bl.CrammerSingerSVC, bl.LeeLinWahbaSVC])
+def test_intercept_switch_matches_reference(cls):
+    X, y, weights, X_new = _small(2, 3, 2)
+    flipped = not cls().fit_intercept
+    model = cls(fit_intercept=flipped).fit(X, y, sample_weight=weights)
+    value, decision = reference(model, X, y, weights, X_new)
+    np.testing.assert_allclose(model.objective_, value, rtol=OBJECTIVE_RTOL)
+    np.testing.assert_allclose(model._scores(X_new), decision, atol=DECISION_ATOL, rtol=0)
+    assert ("b" in model.program_.variables) == flipped
+    np.testing.assert_allclose(model.intercept_.sum(), 0.0, atol=1e-8)  # the offsets' gauge
+
+
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+def test_highs_backend_agrees(cls):
+    """HiGHS's active-set QP solver on the same program (generic data: it terminates)."""
+    X, y, weights, X_new = _small(0, 3, 2)
+    clarabel = cls().fit(X, y, sample_weight=weights)
+    highs = clone(clarabel).set_params(backend="highs").fit(X, y, sample_weight=weights)
+    np.testing.assert_allclose(highs.objective_, clarabel.objective_, rtol=OBJECTIVE_RTOL)
+    np.testing.assert_allclose(
+        highs.decision_function(X_new), clarabel.decision_function(X_new), atol=DECISION_ATOL
+    )
+
+
+def test_rbf_features_reproduce_the_gram_matrix():
+    X, y, _, X_new = _small(4, 3, 2)
+    model = bl.CrammerSingerSVC(kernel="rbf", gamma=GAMMA).fit(X, y)
+    Z, Z_new = model._features(X), model._features(X_new)
+    np.testing.assert_allclose(Z @ Z.T, rbf_kernel(X, gamma=GAMMA), atol=1e-9)
+    np.testing.assert_allclose(Z_new @ Z.T, rbf_kernel(X_new, X, gamma=GAMMA), atol=1e-9)
+
+
+# ----------------------------------------------------------------------------- sanity
+def _blobs(k, n=60, seed=0):
+    """Well-separated blobs at the corners ``5 e_j`` of R^k.  (With k >= 4 classes around a
+    circle in the plane, LLW's absolute margins cannot all be met and its linear model fails:
+    the low-dimensional weakness seed 000 §7.1 reports, after Doğan et al., 2016.)"""
+    return make_blobs(n, centers=5 * np.eye(k), cluster_std=0.4, random_state=seed)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("k", [3, 4])
+@pytest.mark.parametrize("cls", MULTICLASS[:3], ids=lambda c: c.__name__)
+def test_separable_blobs_are_fitted_perfectly(cls, k, kernel):
+    X, y = _blobs(k)
+    model = cls(C=10.0, kernel=kernel, gamma=GAMMA).fit(X, y)
+    np.testing.assert_array_equal(model.predict(X), y)
+
+
+def test_crammer_singer_two_classes_is_the_binary_svm_with_twice_c():
+    """With w_0 = -w_1 optimal (it minimises ||w_0||^2 + ||w_1||^2 for fixed v = w_1 - w_0),
+    the CS objective is ||v||^2 / 4 + C sum hinge(v) = ½ (½||v||^2 + 2C sum hinge(v)): the binary
+    SVM with C' = 2C, half its objective, the same decision function."""
+    X, y = make_blobs(40, centers=2, cluster_std=2.5, random_state=3)
+    C = 0.7
+    cs = bl.CrammerSingerSVC(C=C, fit_intercept=True).fit(X, y)
+    svc = SVC(kernel="linear", C=2 * C, tol=1e-10).fit(X, y)
+    u = svc.decision_function(X)
+    svc_objective = 0.5 * svc.coef_.ravel() @ svc.coef_.ravel() + 2 * C * np.sum(
+        np.maximum(0.0, 1 - np.where(y == 1, 1, -1) * u)
+    )
+    np.testing.assert_allclose(cs.objective_, svc_objective / 2, rtol=OBJECTIVE_RTOL)
+    np.testing.assert_allclose(cs.decision_function(X), u, atol=LIBSVM_ATOL)
+    np.testing.assert_allclose(cs.coef_[0], -cs.coef_[1], atol=LIBSVM_ATOL)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("cls", ORDINAL, ids=lambda c: c.__name__)
+def test_ordinal_thresholds_sorted_and_ordered_toy_problem_solved(cls, kernel):
+    rng = np.random.default_rng(5)
+    k = 5
+    y = np.repeat(np.arange(k), 8)
+    X = np.column_stack([2.0 * y + rng.uniform(-0.5, 0.5, y.size), rng.normal(size=y.size)])
+    labels = 10 * (y + 1)  # any sortable labels: classes_ order is the ordinal order
+    model = cls(C=10.0, kernel=kernel, gamma=GAMMA).fit(X, labels)
+    assert np.all(np.diff(model.thresholds_) >= 0)
+    np.testing.assert_array_equal(model.predict(X), labels)
+    # predict is the argmax of the ordinal potentials (= the threshold count)
+    F = model.decision_function(X)
+    np.testing.assert_array_equal(model.classes_[np.argmax(F, axis=1)], labels)
+
+
+# ---------------------------------------------------------------------------- abstain
+def test_abstain_rules_on_hand_built_scores():
+    F = np.array([[0.2, -0.5, -1.0], [-0.1, -0.3, -0.9], [0.0, -1.0, -1.0]])
+    np.testing.assert_array_equal(bl.one_vs_all_answers(F, 0.0), [True, False, True])
+    G = np.array([[1.0, 0.4, 0.0], [0.0, 0.8, 1.0], [-1.0, 0.5, 0.0]])
+    np.testing.assert_array_equal(bl.top_two_gap_answers(G, 0.5), [True, False, True])
+    np.testing.assert_array_equal(bl.top_two_gap_answers(G, 0.6), [True, False, False])
+
+
+@pytest.mark.parametrize(
+    "cls, F, expected",
+    [
+        (bl.OneVsAllAbstain, [[0.2, -0.5, -1.0], [-0.1, -0.3, -0.9]], ["a", "abstain"]),
+        (bl.CrammerSingerAbstain, [[0.0, 0.8, 1.0], [-1.0, 0.7, 0.0]], ["abstain", "b"]),
+    ],
+)
+def test_abstaining_predict(cls, F, expected, monkeypatch):
+    X, y = _blobs(3, n=30)
+    names = np.array(["a", "b", "c"])[y]
+    model = cls(abstain_label="abstain").fit(X, names)
+    monkeypatch.setattr(model, "_scores", lambda X: np.asarray(F))
+    np.testing.assert_array_equal(model.predict(X[:2]), expected)
+
+
+def test_abstain_label_matches_the_adversarial_classifier():
+    import advgame as ag
+
+    X, y = _blobs(3, n=30)
+    ours = bl.CrammerSingerAbstain().get_params()["abstain_label"]
+    assert ours == ag.AdversarialClassifier(loss="abstain").abstain_label == -1
+    predicted = bl.CrammerSingerAbstain(C=1e-4).fit(X, y).predict(X)  # tiny scores: abstains
+    assert predicted.dtype == y.dtype and -1 in predicted
+
+
+# ------------------------------------------------------------------------ scikit-learn
+ABSTAIN_REASON = (
+    "predict abstains (returns abstain_label) where the argmax score names a class: that is "
+    "the threshold rule of Ramaswamy et al. (2018), while the check expects predict to be "
+    "the argmax of decision_function."
+)
+ORDINAL_REASON = (
+    "the check's classes are nominal blobs, not ordered: one direction w with ordered "
+    "thresholds cannot separate them linearly (training accuracy below the check's 0.83); "
+    "with the RBF features it can."
+)
+
+
+def expected_failures(estimator):
+    """The checks each estimator fails, with the reason (the others all pass)."""
+    if isinstance(estimator, bl._Abstains):
+        return {"check_classifiers_train": ABSTAIN_REASON}
+    if isinstance(estimator, bl._ThresholdHinge) and estimator.kernel == "linear":
+        return {"check_classifiers_train": ORDINAL_REASON}
+    return {}
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    # The RBF feature map is shared code: one multiclass and one ordinal model check it.
+    [cls() for cls in ALL] + [bl.WestonWatkinsSVC(kernel="rbf"), bl.AllThresholdSVOR(kernel="rbf")],
+    ids=repr,
+)
+def test_check_estimator(estimator):
+    expected = expected_failures(estimator)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(estimator, expected_failed_checks=expected, on_fail=None)
+    status = {}
+    for result in results:  # some checks run several times (e.g. for several datasets)
+        status.setdefault(result["check_name"], set()).add(result["status"])
+    assert not [name for name, seen in status.items() if "failed" in seen]
+    assert all(status[name] == {"xfail"} for name in expected)
+
+
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+def test_pipeline_and_grid_search(cls):
+    X, y = load_iris(return_X_y=True)
+    pipe = make_pipeline(StandardScaler(), cls(kernel="rbf"))
+    search = GridSearchCV(
+        pipe,
+        {f"{cls.__name__.lower()}__C": [0.1, 1.0], f"{cls.__name__.lower()}__gamma": [0.1]},
+        cv=3,
+    ).fit(X, y)
+    assert search.best_score_ > 0.6
+    assert search.predict(X).shape == y.shape
+
+
+# -------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"C": 0.0}, "C must be a finite positive number"),
+        ({"C": -1.0}, "C must be a finite positive number"),
+        ({"C": np.nan}, "C must be a finite positive number"),
+        ({"C": "1"}, "C must be a finite positive number"),
+        ({"kernel": "poly"}, "kernel must be one of"),
+        ({"kernel": rbf_kernel}, "kernel must be one of"),
+        ({"kernel": "rbf", "gamma": -1.0}, "gamma must be a finite positive number"),
+        ({"backend": "gurobi"}, "backend must be one of"),
+    ],
+)
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+def test_bad_parameters(cls, params, match):
+    X, y = _blobs(3, n=12)
+    with pytest.raises(ValueError, match=match):
+        cls(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [bl.OneVsAllAbstain, bl.CrammerSingerAbstain])
+def test_bad_threshold(cls):
+    X, y = _blobs(3, n=12)
+    with pytest.raises(ValueError, match="threshold must be a finite number"):
+        cls(threshold=np.inf).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+def test_one_class_is_refused(cls):
+    X, _ = _blobs(3, n=12)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        cls().fit(X, np.zeros(12))
