@@ -26,6 +26,11 @@ Subcommands
 ``advgame bench graphical``
     Seed 002's Table 1 protocol on synthetic ordinal sequences: the adversarial graphical model
     next to a CRF and a structured SVM under six node losses (:mod:`advgame.benchmarks.graphical`).
+``advgame bench all`` (``--quick``, ``--out DIR``)
+    Every benchmark in turn; with ``--out``, ``NAME.json`` and ``NAME.md`` for each in ``DIR``.
+``advgame reproduce SEED`` (``seed001`` ... ``seed004``, or ``all``)
+    The seeds' experiment tables, with the published numbers beside ours: the benchmark that
+    reproduces each (:data:`REPRODUCTIONS`).
 ``advgame bench prediction-sets``
     Seed 003's Tables 1-3 (Examples 1-2, optdigits in place of zipcode): set-valued classifiers
     with split-conformal thresholds (KDE, OCSVM, BSVM, GPS, GPSKFS) beside the published numbers,
@@ -84,6 +89,14 @@ BENCHMARKS = (
         "seed 003's Tables 1-3 (KDE, OCSVM, BSVM, GPS, GPSKFS) and QP / fit timings",
         "2 replications, small samples, small QP",
     ),
+)
+
+#: ``advgame reproduce SEED``: (seed, the benchmark that reproduces its experiment tables, summary).
+REPRODUCTIONS = (
+    ("seed001", "minimax", "seed 001's minimax SVM / Brier / robust experiments"),
+    ("seed002", "graphical", "seed 002's Table 1 (adversarial graphical models)"),
+    ("seed003", "prediction-sets", "seed 003's Tables 1-3 (generalised prediction sets)"),
+    ("seed004", "projection-losses", "seed 004's Tables 1, 2, 4, 6, 7 (projection losses)"),
 )
 
 DEMO_GAMES = (
@@ -387,13 +400,52 @@ def cmd_demo(args):
     return 0
 
 
-def cmd_bench(args):
-    """``advgame bench NAME`` (:data:`BENCHMARKS`): see :mod:`advgame.benchmarks`."""
+def _benchmark(name):
+    """The module of ``advgame bench NAME`` (its ``run(quick, out, print_fn)`` does the work)."""
     from importlib import import_module
 
-    import_module(f".benchmarks.{args.benchmark.replace('-', '_')}", __package__).run(
-        quick=args.quick, out=args.out
-    )
+    return import_module(f".benchmarks.{name.replace('-', '_')}", __package__)
+
+
+def run_all(names, quick, out_dir):
+    """Run the benchmarks ``names`` in turn, numbered progress on stderr; with ``out_dir``, write
+    ``NAME.json`` (records) and ``NAME.md`` (the printed report) there.  Stops at the first
+    benchmark that fails (each checks its own answers)."""
+    from pathlib import Path
+
+    from .benchmarks.oracle import write_results
+
+    if out_dir is not None:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    for number, name in enumerate(names, 1):
+        print(f"[{number}/{len(names)}] advgame bench {name}", file=sys.stderr, flush=True)
+        reports = []
+
+        def show(report, reports=reports):
+            print(report)
+            reports.append(report)
+
+        out = None if out_dir is None else Path(out_dir) / f"{name}.json"
+        _benchmark(name).run(quick=quick, out=out, print_fn=show)
+        if out_dir is not None:
+            write_results(Path(out_dir) / f"{name}.md", None, None, reports[-1])
+    return 0
+
+
+def cmd_bench(args):
+    """``advgame bench NAME`` (:data:`BENCHMARKS`) or ``advgame bench all``."""
+    if args.benchmark == "all":
+        return run_all([name for name, _, _ in BENCHMARKS], args.quick, args.out)
+    _benchmark(args.benchmark).run(quick=args.quick, out=args.out)
+    return 0
+
+
+def cmd_reproduce(args):
+    """``advgame reproduce SEED`` (:data:`REPRODUCTIONS`) or ``advgame reproduce all``."""
+    if args.seed == "all":
+        return run_all([bench for _, bench, _ in REPRODUCTIONS], args.quick, args.out)
+    bench = {seed: bench for seed, bench, _ in REPRODUCTIONS}[args.seed]
+    _benchmark(bench).run(quick=args.quick, out=args.out)
     return 0
 
 
@@ -449,6 +501,22 @@ def build_parser():
         command.add_argument("--quick", action="store_true", help=quick)
         command.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
         command.set_defaults(run=cmd_bench)
+    everything = benchmarks.add_parser("all", help="every benchmark above, in turn")
+    everything.add_argument("--quick", action="store_true", help="each in its quick mode")
+    everything.add_argument("--out", metavar="DIR", help="write NAME.json and NAME.md into DIR")
+    everything.set_defaults(run=cmd_bench)
+
+    reproduce = commands.add_parser("reproduce", help="the seeds' experiment tables")
+    seeds = reproduce.add_subparsers(dest="seed", required=True, metavar="SEED")
+    for seed, bench, summary in REPRODUCTIONS:
+        command = seeds.add_parser(seed, help=f"{summary} (advgame bench {bench})")
+        command.add_argument("--quick", action="store_true", help="few splits, small grids")
+        command.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
+        command.set_defaults(run=cmd_reproduce)
+    everything = seeds.add_parser("all", help="every seed above, in turn")
+    everything.add_argument("--quick", action="store_true", help="each in its quick mode")
+    everything.add_argument("--out", metavar="DIR", help="write NAME.json and NAME.md into DIR")
+    everything.set_defaults(run=cmd_reproduce)
     return parser
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from advgame.benchmarks import oracle
 from advgame.benchmarks.graphical import METRICS
-from advgame.cli import main
+from advgame.cli import BENCHMARKS, REPRODUCTIONS, main
 from advgame.verify import VerificationReport
 
 
@@ -285,3 +285,28 @@ def test_bench_projection_losses_quick_writes_json(tmp_path, capsys):
     ranking = next(r for r in records if r["table"] == "Euclidean")["columns"]
     assert set(ranking) >= {"B/B", "matching", "[0,1]/[0,1]"}
     assert all(0 <= mean <= 100 for mean, _, _ in ranking.values())
+
+
+def _check_reports(directory, names):
+    """``NAME.json`` (records) and ``NAME.md`` (the printed report, fenced) for every name."""
+    for name in names:
+        records = json.loads((directory / f"{name}.json").read_text())["records"]
+        assert records, name
+        report = (directory / f"{name}.md").read_text()
+        assert report.startswith("```\nadvgame ") and report.endswith("```\n"), name
+
+
+def test_bench_all_quick_runs_every_benchmark(tmp_path, capsys):
+    assert main(["bench", "all", "--quick", "--out", str(tmp_path)]) == 0
+    names = [name for name, _, _ in BENCHMARKS]
+    _check_reports(tmp_path, names)
+    err = capsys.readouterr().err
+    assert all(f"[{i}/{len(names)}] advgame bench {n}" in err for i, n in enumerate(names, 1))
+
+
+def test_reproduce_all_quick_runs_every_seed(tmp_path, capsys):
+    assert main(["reproduce", "all", "--quick", "--out", str(tmp_path)]) == 0
+    _check_reports(tmp_path, [bench for _, bench, _ in REPRODUCTIONS])
+    assert {seed for seed, _, _ in REPRODUCTIONS} >= {"seed001", "seed002", "seed003", "seed004"}
+    code, _, err = run_cli(capsys, "reproduce", "seed999")
+    assert code == 2 and "invalid choice: 'seed999'" in err
