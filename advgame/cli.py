@@ -28,7 +28,7 @@ Subcommands
     next to a CRF and a structured SVM under six node losses (:mod:`advgame.benchmarks.graphical`).
 ``advgame bench all`` (``--quick``, ``--out DIR``)
     Every benchmark in turn; with ``--out``, ``NAME.json`` and ``NAME.md`` for each in ``DIR``.
-``advgame reproduce SEED`` (``seed001`` ... ``seed004``, or ``all``)
+``advgame reproduce SEED`` (``seed000`` ... ``seed004``, or ``all``)
     The seeds' experiment tables, with the published numbers beside ours: the benchmark that
     reproduces each (:data:`REPRODUCTIONS`).
 ``advgame bench prediction-sets``
@@ -93,6 +93,7 @@ BENCHMARKS = (
 
 #: ``advgame reproduce SEED``: (seed, the benchmark that reproduces its experiment tables, summary).
 REPRODUCTIONS = (
+    ("seed000", "seed000", "seed 000's Tables 2, 4 and 6 (zero-one, ordinal, abstain; linear)"),
     ("seed001", "minimax", "seed 001's minimax SVM / Brier / robust experiments"),
     ("seed002", "graphical", "seed 002's Table 1 (adversarial graphical models)"),
     ("seed003", "prediction-sets", "seed 003's Tables 1-3 (generalised prediction sets)"),

@@ -307,6 +307,12 @@ def test_bench_all_quick_runs_every_benchmark(tmp_path, capsys):
 def test_reproduce_all_quick_runs_every_seed(tmp_path, capsys):
     assert main(["reproduce", "all", "--quick", "--out", str(tmp_path)]) == 0
     _check_reports(tmp_path, [bench for _, bench, _ in REPRODUCTIONS])
-    assert {seed for seed, _, _ in REPRODUCTIONS} >= {"seed001", "seed002", "seed003", "seed004"}
+    assert {seed for seed, _, _ in REPRODUCTIONS} >= {
+        "seed000",
+        "seed001",
+        "seed002",
+        "seed003",
+        "seed004",
+    }
     code, _, err = run_cli(capsys, "reproduce", "seed999")
     assert code == 2 and "invalid choice: 'seed999'" in err

@@ -268,13 +268,13 @@ def write_results(out, meta, records, report):
         path.write_text("```\n" + report + "\n```\n")
 
 
-def report_header(name, meta, libraries=()):
+def report_header(name, meta, libraries=(), command="advgame bench"):
     """First line of every benchmark report: the command, date, machine and library versions
     (``libraries`` names keys of ``meta['machine']``, e.g. ``('numpy', 'scipy')``)."""
     m = meta["machine"]
     versions = ", ".join(f"{lib} {m[lib]}" for lib in libraries)
     return (
-        f"advgame bench {name}, {meta['date']}: {m['platform']}, {m['cpu']}, {m['cpu_count']} "
+        f"{command} {name}, {meta['date']}: {m['platform']}, {m['cpu']}, {m['cpu_count']} "
         f"CPUs (load average {m['load_average']} at start)" + (f"; {versions}" if versions else "")
     )
 
