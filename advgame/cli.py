@@ -471,6 +471,16 @@ def _loss_arguments():
     return parent
 
 
+def _run_options(command, run, quick="each in its quick mode", all_=False):
+    """``--quick`` and ``--out`` of a benchmark (``PATH``) or of a run of several (``DIR``)."""
+    command.add_argument("--quick", action="store_true", help=quick)
+    if all_:
+        command.add_argument("--out", metavar="DIR", help="write NAME.json and NAME.md into DIR")
+    else:
+        command.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
+    command.set_defaults(run=run)
+
+
 def build_parser():
     """The argparse parser of the ``advgame`` command."""
     parser = argparse.ArgumentParser(
@@ -498,26 +508,19 @@ def build_parser():
     bench = commands.add_parser("bench", help="benchmarks")
     benchmarks = bench.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
     for name, summary, quick in BENCHMARKS:
-        command = benchmarks.add_parser(name, help=summary)
-        command.add_argument("--quick", action="store_true", help=quick)
-        command.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
-        command.set_defaults(run=cmd_bench)
-    everything = benchmarks.add_parser("all", help="every benchmark above, in turn")
-    everything.add_argument("--quick", action="store_true", help="each in its quick mode")
-    everything.add_argument("--out", metavar="DIR", help="write NAME.json and NAME.md into DIR")
-    everything.set_defaults(run=cmd_bench)
+        _run_options(benchmarks.add_parser(name, help=summary), cmd_bench, quick)
+    _run_options(
+        benchmarks.add_parser("all", help="every benchmark above, in turn"), cmd_bench, all_=True
+    )
 
     reproduce = commands.add_parser("reproduce", help="the seeds' experiment tables")
     seeds = reproduce.add_subparsers(dest="seed", required=True, metavar="SEED")
     for seed, bench, summary in REPRODUCTIONS:
         command = seeds.add_parser(seed, help=f"{summary} (advgame bench {bench})")
-        command.add_argument("--quick", action="store_true", help="few splits, small grids")
-        command.add_argument("--out", metavar="PATH", help="also write PATH (.json or .md)")
-        command.set_defaults(run=cmd_reproduce)
-    everything = seeds.add_parser("all", help="every seed above, in turn")
-    everything.add_argument("--quick", action="store_true", help="each in its quick mode")
-    everything.add_argument("--out", metavar="DIR", help="write NAME.json and NAME.md into DIR")
-    everything.set_defaults(run=cmd_reproduce)
+        _run_options(command, cmd_reproduce, "few splits, small grids")
+    _run_options(
+        seeds.add_parser("all", help="every seed above, in turn"), cmd_reproduce, all_=True
+    )
     return parser
 
 

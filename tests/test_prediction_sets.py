@@ -26,15 +26,18 @@ from advgame.models.prediction_sets import (
     WIDTH_FACTORS,
     GeneralizedPredictionSet,
     _select_features,
+    calibration_size,
     class_dual_program,
     conformal_rank,
     conformal_threshold,
     feature_selection_objective,
     feature_weight_step,
+    held_out_acceptance,
     median_heuristic_gamma,
     offset_from_scores,
     recover_rho,
     solve_class_dual,
+    tuning_split,
     weighted_kernel_gradient,
 )
 
@@ -688,3 +691,32 @@ def test_error_rate_curve_traces_the_trade_off():
         ag.error_rate_curve(template, X, y, X_test, y_test, [0.1, 1.0])
     with pytest.raises(TypeError, match="GeneralizedPredictionSet"):
         ag.error_rate_curve(object(), X, y, X_test, y_test, [0.1])
+
+
+def test_dual_and_offset_kernels_check_their_inputs():
+    K = rbf_kernel(np.random.default_rng(30).normal(size=(6, 2)))
+    cases = [
+        (lambda: solve_class_dual(K[:, :5], 3, 0.1, 0.5), "K must be a finite square"),
+        (lambda: solve_class_dual(np.where(K > 0.5, np.nan, K), 3, 0.1, 0.5), "K must be"),
+        (lambda: solve_class_dual(K, 6, 0.1, 0.5), "n_class must be between 1 and 5"),
+        (lambda: solve_class_dual(K, 0, 0.1, 0.5), "n_class must be between 1 and 5"),
+        (lambda: solve_class_dual(K, 3, 1.0, 0.5), r"gamma \(the error rate\) must be"),
+        (lambda: solve_class_dual(K, 3, 0.1, 0.0), "C must be a finite number > 0"),
+        (lambda: offset_from_scores(np.array([]), 0.1), "class_scores must be a non-empty"),
+        (lambda: offset_from_scores(np.array([1.0, np.inf]), 0.1), "finite numbers"),
+        (lambda: offset_from_scores(np.array([1.0]), 0.0), r"gamma \(the error rate\) must be"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+def test_shared_tuning_pieces():
+    """The calibration and tuning splits the estimator and the benchmark baselines share."""
+    assert [calibration_size(n, 0.3) for n in (2, 3, 10, 100)] == [1, 1, 3, 30]
+    parts = tuning_split(10, 7, 0.3, np.random.default_rng(0))
+    assert [p.size for p in parts] == [7, 3, 5, 2]
+    assert sorted(np.r_[parts[0], parts[1]]) == list(range(10))
+    assert sorted(np.r_[parts[2], parts[3]]) == list(range(7))
+    # threshold = 10% quantile of 0..9 = 0.9: accepts 2 of the 4 unlabelled scores
+    assert held_out_acceptance(np.arange(10.0), np.array([0.5, 0.9, 3.0, -1.0]), 0.1) == 0.5

@@ -92,10 +92,13 @@ from ..models.prediction_sets import (
     TUNING_FRACTION,
     WIDTH_FACTORS,
     GeneralizedPredictionSet,
+    calibration_size,
     class_dual_program,
     conformal_threshold,
+    held_out_acceptance,
     median_heuristic_gamma,
     solve_class_dual,
+    tuning_split,
 )
 from .oracle import machine_info, report_header, write_results
 
@@ -326,18 +329,22 @@ class ConformalBaseline:
         self.random_state = random_state
 
     def _tuned(self, X_fit, X_unlabeled, rng):
-        """The grid's parameters with the smallest held-out acceptance rate."""
+        """The grid's parameters with the smallest held-out acceptance rate (the estimator's
+        criterion, :func:`~advgame.models.prediction_sets.held_out_acceptance`)."""
         scorer, grid = SCORERS[self.method], BASELINE_GRIDS[self.method]
-        n_tune = max(int(TUNING_FRACTION * X_fit.shape[0]), 1)
-        m_tune = max(int(TUNING_FRACTION * X_unlabeled.shape[0]), 1)
-        rows, unlabeled = rng.permutation(X_fit.shape[0]), rng.permutation(X_unlabeled.shape[0])
-        inner, held = X_fit[rows[n_tune:]], X_fit[rows[:n_tune]]
-        inner_u, held_u = X_unlabeled[unlabeled[m_tune:]], X_unlabeled[unlabeled[:m_tune]]
+        class_fit, class_held, unlabeled_fit, unlabeled_held = tuning_split(
+            X_fit.shape[0], X_unlabeled.shape[0], TUNING_FRACTION, rng
+        )
         acceptance = []
         for params in grid:
-            score = scorer(inner, inner_u, self.error_rate, params, SEED)
-            threshold = np.quantile(score(held), self.error_rate)
-            acceptance.append(np.mean(score(held_u) >= threshold))
+            score = scorer(
+                X_fit[class_fit], X_unlabeled[unlabeled_fit], self.error_rate, params, SEED
+            )
+            acceptance.append(
+                held_out_acceptance(
+                    score(X_fit[class_held]), score(X_unlabeled[unlabeled_held]), self.error_rate
+                )
+            )
         return grid[int(np.argmin(acceptance))]
 
     def fit(self, X, y, X_unlabeled):
@@ -346,7 +353,7 @@ class ConformalBaseline:
         self.scorers_, self.params_, thresholds = [], [], []
         for label in self.classes_:
             rows = rng.permutation(np.flatnonzero(y == label))
-            n_cal = min(max(int(np.floor(self.calibration * rows.size)), 1), rows.size - 1)
+            n_cal = calibration_size(rows.size, self.calibration)
             X_fit = X[rows[n_cal:]]
             params = self._tuned(X_fit, X_unlabeled, rng)
             # an int seed: median_heuristic_gamma's subsample, as GPS's

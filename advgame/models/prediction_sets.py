@@ -64,16 +64,19 @@ from ._inputs import check_classification_fit, check_iteration_params
 
 __all__ = [
     "GeneralizedPredictionSet",
+    "calibration_size",
     "class_dual_program",
     "conformal_rank",
     "conformal_threshold",
     "error_rate_curve",
     "feature_selection_objective",
     "feature_weight_step",
+    "held_out_acceptance",
     "median_heuristic_gamma",
     "offset_from_scores",
     "recover_rho",
     "solve_class_dual",
+    "tuning_split",
     "weighted_kernel_gradient",
 ]
 
@@ -110,6 +113,30 @@ MEDIAN_HEURISTIC_MAX_POINTS = 1000
 #: against ``λ J(f)``, and Eq. (6) divides by ``λ``, so ``C = 1 / (λ m)``; ``λ = 1`` weighs the two
 #: equally (the unlabelled multipliers then sum to at most 1, as the class multipliers' excess).
 AUTO_LAMBDA = 1.0
+
+
+def _check_fraction(name, value, allow_none=False):
+    """``value`` must be a real number in (0, 1) (or None if ``allow_none``)."""
+    if value is None and allow_none:
+        return
+    if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and 0 < value < 1):
+        raise ValueError(
+            f"{name} must be {'None or ' if allow_none else ''}a number in (0, 1); got {value!r}."
+        )
+
+
+def _check_class_problem(K, n_class, gamma, C):
+    """Inputs of one class's dual: a finite square kernel matrix with ``1 <= n_class < N``."""
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.all(np.isfinite(K)):
+        raise ValueError(f"K must be a finite square kernel matrix; got shape {K.shape}.")
+    if not 1 <= n_class < K.shape[0]:
+        raise ValueError(
+            f"n_class must be between 1 and {K.shape[0] - 1} (K has {K.shape[0]} rows: class "
+            f"points, then at least one unlabelled point); got {n_class}."
+        )
+    _check_fraction("gamma (the error rate)", gamma)
+    if not (isinstance(C, numbers.Real) and np.isfinite(C) and C > 0):
+        raise ValueError(f"C must be a finite number > 0; got {C!r}.")
 
 
 def class_dual_program(K11, K12, K22, gamma, C):
@@ -300,9 +327,14 @@ def solve_class_dual(K, n_class, gamma, C, tol=IPM_TOL, max_iter=IPM_MAX_ITER):
 
     Raises
     ------
+    ValueError
+        If ``K`` is not a finite square matrix, ``n_class`` not in ``1 .. N - 1``, ``gamma`` not
+        in (0, 1) or ``C`` not a finite positive number.
     SolverError
         If the iterations do not converge within ``max_iter`` or become non-finite.
     """
+    K = np.asarray(K, dtype=np.float64)
+    _check_class_problem(K, n_class, gamma, C)
     N = K.shape[0]
     sign = np.concatenate([np.ones(n_class), -np.ones(N - n_class)])
     M = K * np.outer(sign, sign)
@@ -416,7 +448,8 @@ def recover_rho(class_scores, unlabeled_scores, gamma, C):
 def offset_from_scores(class_scores, gamma):
     r"""The offset ``rho`` in closed form: the root of ``sum_i (1 - s_i + rho)_+ = n_k γ``.
 
-    This is :func:`recover_rho`'s LP solved by hand: its objective falls with ``rho`` at slope
+    This is the primal of seed 003 Eq. (6) with ``w`` fixed, :func:`recover_rho`'s LP, solved by
+    hand: its objective falls with ``rho`` at slope
     ``<= -1``, so ``rho`` is the largest value for which the class slacks fit the budget.  With
     ``v = sort(s - 1)`` the left side is ``j rho - (v_1 + ... + v_j)`` on ``[v_j, v_{j+1}]``, so the
     root is ``rho_j = (n_k γ + v_1 + ... + v_j) / j`` for the ``j`` with ``v_j <= rho_j <=
@@ -433,6 +466,10 @@ def offset_from_scores(class_scores, gamma):
     -------
     float
     """
+    class_scores = np.asarray(class_scores, dtype=np.float64).ravel()
+    if class_scores.size == 0 or not np.all(np.isfinite(class_scores)):
+        raise ValueError("class_scores must be a non-empty array of finite numbers.")
+    _check_fraction("gamma (the error rate)", gamma)
     v = np.sort(class_scores) - 1
     j = np.arange(1, v.size + 1)
     roots = (v.size * gamma + np.cumsum(v)) / j
@@ -730,6 +767,33 @@ def _class_C(C, factor, n_unlabeled):
     return factor * (1.0 / (AUTO_LAMBDA * n_unlabeled) if C is None else C)
 
 
+def calibration_size(n, fraction):
+    """Points of an ``n``-point class held out for its conformal threshold: ``floor(fraction n)``
+    clipped to ``1 .. n - 1`` (so both parts are non-empty; ``n >= 2``)."""
+    return min(max(int(np.floor(fraction * n)), 1), n - 1)
+
+
+def tuning_split(n_class, n_unlabeled, fraction, rng):
+    """Seeded held-out parts for tuning: ``(class_fit, class_held, unlabeled_fit,
+    unlabeled_held)`` row indices, ``max(floor(fraction n), 1)`` held out of each sample."""
+    class_rows, unlabeled_rows = rng.permutation(n_class), rng.permutation(n_unlabeled)
+    n_held = max(int(np.floor(fraction * n_class)), 1)
+    m_held = max(int(np.floor(fraction * n_unlabeled)), 1)
+    return (
+        class_rows[n_held:],
+        class_rows[:n_held],
+        unlabeled_rows[m_held:],
+        unlabeled_rows[:m_held],
+    )
+
+
+def held_out_acceptance(class_scores, unlabeled_scores, error_rate):
+    """Seed 003 App. A.3's tuning criterion: the share of held-out unlabelled points a class
+    accepts at the empirical ``γ``-quantile of its held-out class scores (lower: smaller sets)."""
+    threshold = np.quantile(class_scores, error_rate)
+    return float(np.mean(unlabeled_scores >= threshold))
+
+
 def _tune(X_class, X_unlabeled, kernel, candidates, C, error_rate, backend, fraction, rng):
     """Pick ``(weights, width, C factor)`` from ``candidates`` by the class's acceptance rate of
     held-out unlabelled points (seed 003 App. A.3: the set size on held-out data), each
@@ -740,26 +804,28 @@ def _tune(X_class, X_unlabeled, kernel, candidates, C, error_rate, backend, frac
     ``rng``); the rest fits each candidate's QP.  Returns the chosen candidate and one dict per
     candidate (``selected``, ``gamma``, ``C`` on the full sample, ``acceptance``).
     """
-    n_tune = max(int(np.floor(fraction * X_class.shape[0])), 1)
-    m_tune = max(int(np.floor(fraction * X_unlabeled.shape[0])), 1)
-    class_rows = rng.permutation(X_class.shape[0])
-    unlabeled_rows = rng.permutation(X_unlabeled.shape[0])
-    fit = np.vstack([X_class[class_rows[n_tune:]], X_unlabeled[unlabeled_rows[m_tune:]]])
-    held_class, held_unlabeled = X_class[class_rows[:n_tune]], X_unlabeled[unlabeled_rows[:m_tune]]
-    n_fit, m_fit = X_class.shape[0] - n_tune, X_unlabeled.shape[0] - m_tune
+    class_fit, class_held, unlabeled_fit, unlabeled_held = tuning_split(
+        X_class.shape[0], X_unlabeled.shape[0], fraction, rng
+    )
+    fit = np.vstack([X_class[class_fit], X_unlabeled[unlabeled_fit]])
+    held_class, held_unlabeled = X_class[class_held], X_unlabeled[unlabeled_held]
+    n_fit, m_fit = class_fit.size, unlabeled_fit.size
     table = []
     for weights, width, factor in candidates:
         kernel.gamma = width
         K = kernel.fit(fit * weights, 1).gram(fit * weights)
         coef, rho, _ = _solve_class(K, n_fit, error_rate, _class_C(C, factor, m_fit), backend)
-        threshold = np.quantile(kernel.gram(held_class * weights) @ coef - rho, error_rate)
-        accepted = np.mean(kernel.gram(held_unlabeled * weights) @ coef - rho >= threshold)
+        accepted = held_out_acceptance(
+            kernel.gram(held_class * weights) @ coef - rho,
+            kernel.gram(held_unlabeled * weights) @ coef - rho,
+            error_rate,
+        )
         table.append(
             {
                 "selected": not np.all(weights == 1),
                 "gamma": width,
                 "C": _class_C(C, factor, X_unlabeled.shape[0]),
-                "acceptance": float(accepted),
+                "acceptance": accepted,
             }
         )
     return candidates[int(np.argmin([row["acceptance"] for row in table]))], table
@@ -1022,29 +1088,15 @@ class GeneralizedPredictionSet(BaseEstimator):
         self.random_state = random_state
 
     def _check_params(self):
-        rate = self.error_rate
-        if not (isinstance(rate, numbers.Real) and not isinstance(rate, bool) and 0 < rate < 1):
-            raise ValueError(f"error_rate must be a number in (0, 1); got {rate!r}.")
+        _check_fraction("error_rate", self.error_rate)
         if not (isinstance(self.C, str) and self.C == "auto"):
             C = self.C
             if not (
                 isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0
             ):
                 raise ValueError(f"C must be a finite number > 0 or 'auto'; got {C!r}.")
-        frac = self.calibration
-        if frac is not None and not (
-            isinstance(frac, numbers.Real) and not isinstance(frac, bool) and 0 < frac < 1
-        ):
-            raise ValueError(f"calibration must be None or a number in (0, 1); got {frac!r}.")
-        confidence = self.coverage_confidence
-        if confidence is not None and not (
-            isinstance(confidence, numbers.Real)
-            and not isinstance(confidence, bool)
-            and 0 < confidence < 1
-        ):
-            raise ValueError(
-                f"coverage_confidence must be None or a number in (0, 1); got {confidence!r}."
-            )
+        _check_fraction("calibration", self.calibration, allow_none=True)
+        _check_fraction("coverage_confidence", self.coverage_confidence, allow_none=True)
         for name in ("standardize", "feature_selection"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}.")
@@ -1076,7 +1128,7 @@ class GeneralizedPredictionSet(BaseEstimator):
                 fit_rows.append(rows)
                 cal_rows.append(rows[:0])
                 continue
-            n_cal = min(max(int(np.floor(self.calibration * rows.size)), 1), rows.size - 1)
+            n_cal = calibration_size(rows.size, self.calibration)
             rows = rng.permutation(rows)
             cal_rows.append(np.sort(rows[:n_cal]))
             fit_rows.append(np.sort(rows[n_cal:]))
