@@ -93,7 +93,11 @@ BENCHMARKS = (
 
 #: ``advgame reproduce SEED``: (seed, the benchmark that reproduces its experiment tables, summary).
 REPRODUCTIONS = (
-    ("seed000", "seed000", "seed 000's Tables 2, 4 and 6 (zero-one, ordinal, abstain; linear)"),
+    (
+        "seed000",
+        "seed000",
+        "seed 000's Tables 2, 4, 5 and 6 (zero-one, ordinal, abstain; linear, Gaussian)",
+    ),
     ("seed001", "minimax", "seed 001's minimax SVM / Brier / robust experiments"),
     ("seed002", "graphical", "seed 002's Table 1 (adversarial graphical models)"),
     ("seed003", "prediction-sets", "seed 003's Tables 1-3 (generalised prediction sets)"),

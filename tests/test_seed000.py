@@ -1,10 +1,15 @@
-"""``advgame reproduce seed000``: the quick run end to end (Tables 2, 4 and 6 of seed 000)."""
+"""``advgame reproduce seed000``: the quick run end to end (Tables 2, 4, 5 and 6 of seed 000),
+the tuner and the Gaussian features."""
 
 import json
 import math
 
+import numpy as np
 import pytest
+from sklearn.model_selection import KFold
+from sklearn.preprocessing import StandardScaler
 
+from advgame import AdversarialClassifier
 from advgame.benchmarks import seed000
 
 #: cvxpy may flag Clarabel's answer as inaccurate at the grid's weakest regularisation.
@@ -23,43 +28,87 @@ def test_quick_records_complete_and_in_range(quick_run):
     records, saved, _ = quick_run
     settings = seed000.QUICK
     assert saved["records"] == json.loads(json.dumps(records))
-    expected = {("zero-one", d) for d in settings.multiclass}
-    expected |= {("abstain", d) for d in settings.multiclass}
-    expected |= {("ordinal", d) for d in settings.ordinal}
-    assert {(r["table"], r["dataset"]) for r in records} == expected
-    columns = {
-        "zero-one": seed000.ZERO_ONE_COLUMNS,
-        "abstain": seed000.ABSTAIN_COLUMNS,
-        "ordinal": seed000.ORDINAL_COLUMNS,
+    expected = {
+        (table, kernel, d)
+        for table in ("zero-one", "abstain")
+        for kernel in ("linear", "rbf")
+        for d in settings.multiclass
     }
+    expected |= {("ordinal", "linear", d) for d in settings.ordinal}
+    expected |= {("ordinal", "rbf", d) for d in settings.ordinal_rbf}
+    assert {(r["table"], r["kernel"], r["dataset"]) for r in records} == expected
     upper = {"zero-one": 100.0, "abstain": 1.0, "ordinal": seed000.ORDINAL_BINS - 1}
     for r in records:
-        assert tuple(r["columns"]) == columns[r["table"]]
+        assert tuple(r["columns"]) == seed000.COLUMNS[r["table"], r["kernel"]]
+        tuning = settings.linear if r["kernel"] == "linear" else settings.rbf
+        stage2 = [1.0, *tuning.refine]
+        lambdas = {lam * f for lam in tuning.grid for f in stage2}
         for column, (mean, sd, mark) in r["columns"].items():
             assert math.isfinite(mean) and 0.0 <= mean <= upper[r["table"]], (r["dataset"], column)
             assert math.isfinite(sd) and sd >= 0.0
             assert mark == ""  # 2 splits: too few for the Wilcoxon marks
-        for chosen in r["lambda"].values():
-            assert len(chosen) == settings.splits and set(chosen) <= set(settings.grid)
+            lam, width = r["chosen"][column]
+            assert any(math.isclose(lam, v) for v in lambdas), (column, lam)
+            assert (width is None) == (r["kernel"] == "linear")
         if r["table"] == "abstain":
             assert all(0.0 <= v <= 100.0 for v in r["abstained"].values())
-    iris = {r["table"]: r for r in records if r["dataset"] == "iris"}
-    assert iris["zero-one"]["columns"]["AL01"][0] > 85.0  # linear iris is easy
-    assert iris["abstain"]["columns"]["ALabs"][0] < 0.15
+    iris = {(r["table"], r["kernel"]): r for r in records if r["dataset"] == "iris"}
+    for kernel in ("linear", "rbf"):
+        assert iris["zero-one", kernel]["columns"]["AL01"][0] > 85.0  # iris is easy
+        assert iris["abstain", kernel]["columns"]["ALabs"][0] < 0.15
 
 
 def test_quick_report_has_paper_numbers_and_no_marks(quick_run):
     _, _, report = quick_run
     assert report.startswith("advgame reproduce seed000")
-    assert "96.3(3.1)" in report  # Table 2, iris, AL01
+    assert "96.3(3.1)" in report  # Table 2 linear, iris, AL01
+    assert "96.7(2.4)" in report  # Table 2 Gaussian, iris, AL01
     assert "0.449(0.090)" in report  # Table 4, machinecpu, AL-th
-    assert "0.037(0.020) [7%]" in report  # Table 6, iris, AL-abstain
+    assert "0.702(0.140)" in report  # Table 4, machinecpu, CSOVA
+    assert "0.652(0.120)" in report  # Table 5, machinecpu, SVORIM
+    assert "0.037(0.020) [7%]" in report  # Table 6 linear, iris, AL-abstain
+    assert "0.043(0.030) [1%]" in report  # Table 6 Gaussian, iris, CS
     assert "# *" not in report
+
+
+def test_tuning_picks_the_value_with_the_lowest_validation_loss():
+    """The tuner's choice equals a cross-validation written out by hand."""
+    X, y = seed000._load("iris")
+    train = np.arange(0, 150, 2)
+    tuning = seed000.Tuning(folds=3, grid=(1e-4, 1.0, 30.0), widths=(None,), refine=())
+    plans = seed000._multiclass_plans()[:1]  # AL01
+    chosen = seed000.tune(plans, X, y, train, tuning, rank=5, seed=3)
+    folds = KFold(3, shuffle=True, random_state=3).split(train)
+    by_hand = np.zeros(len(tuning.grid))
+    for a, b in folds:
+        scaler = StandardScaler().fit(X[train[a]])
+        for i, lam in enumerate(tuning.grid):
+            model = AdversarialClassifier(strength=lam).fit(
+                scaler.transform(X[train[a]]), y[train[a]]
+            )
+            by_hand[i] += np.mean(model.predict(scaler.transform(X[train[b]])) != y[train[b]])
+    assert chosen["AL01"]["zero-one"] == (tuning.grid[int(np.argmin(by_hand))], None)
+    assert by_hand[2] > by_hand[0]  # lambda = 30 underfits: the choice is not arbitrary
+
+
+def test_gaussian_features_are_kernel_principal_components():
+    """Gaussian features: their Gram matrix on the fitted rows is the best rank-r approximation
+    of the kernel matrix of the standardised rows (centred, as kernel PCA)."""
+    X, _ = seed000._load("iris")
+    fit, other = np.arange(100), np.arange(100, 150)
+    A, B = seed000._features(X, fit, other, width=1.0, rank=150)
+    S = StandardScaler().fit(X[fit]).transform(X[fit])
+    K = np.exp(-1.0 / X.shape[1] * ((S[:, None] - S[None]) ** 2).sum(-1))
+    J = np.eye(100) - 1.0 / 100
+    np.testing.assert_allclose(A @ A.T, J @ K @ J, atol=1e-8)
+    assert B.shape == (50, 100)
+    A3, _ = seed000._features(X, fit, other, width=1.0, rank=3)
+    s = np.linalg.eigvalsh(J @ K @ J)[::-1]
+    np.testing.assert_allclose(np.linalg.eigvalsh(A3.T @ A3)[::-1], s[:3], rtol=1e-8)
 
 
 def test_marks_with_enough_splits():
     """With >= MIN_SPLITS_FOR_TEST splits a record carries Wilcoxon marks, the best one starred."""
-    settings = seed000.QUICK.__class__(**{**seed000.QUICK.__dict__, "splits": 6})
     losses = {"a": [0.1, 0.2, 0.1, 0.2, 0.1, 0.2], "b": [0.9, 0.8, 0.9, 0.8, 0.9, 0.7]}
-    record = seed000._record("abstain", "toy", losses, settings)
+    record = seed000._record("abstain", "linear", "toy", losses, splits=6)
     assert record["columns"]["a"][2] == "*" and record["columns"]["b"][2] == ""

@@ -1,9 +1,12 @@
 """Pieces of the seeds' evaluation protocols shared by the learning benchmarks."""
 
+import statistics
+import time
+
 import numpy as np
 from scipy.stats import wilcoxon
 
-__all__ = ["SIGNIFICANCE", "wilcoxon_marks"]
+__all__ = ["SIGNIFICANCE", "median_seconds", "wilcoxon_marks"]
 
 #: Level of the paired Wilcoxon signed-rank test behind the "indistinguishably best" marks.
 SIGNIFICANCE = 0.05
@@ -25,3 +28,14 @@ def wilcoxon_marks(table, significance=SIGNIFICANCE):
         p = wilcoxon(values, table[best]).pvalue
         marks[model] = "*" if p >= significance else ""
     return marks
+
+
+def median_seconds(function, repeats):
+    """Median wall time in seconds of ``function()`` over ``repeats`` calls (robust to the odd
+    slow call on a shared machine)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)

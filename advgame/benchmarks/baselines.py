@@ -88,13 +88,14 @@ def _rows(sample, index, coef, width, Z=None):
     return sp.csr_matrix((data.ravel(), (rows, columns.ravel())), shape=(m, p * width))
 
 
-def _hinge_program(name, Z, width, A_W, slack, slack_cost, A_b=None, offsets="b"):
-    r"""The shared QP: ``min ½||W||² + Σ_s c_s ξ_s`` s.t. ``ξ_{slack_r} >= 1 + A_W W + A_b b``.
+def _hinge_program(name, Z, width, A_W, slack, slack_cost, A_b=None, offsets="b", margin=1.0):
+    r"""The shared QP: ``min ½||W||² + Σ_s c_s ξ_s`` s.t. ``ξ_{slack_r} >= m_r + A_W W + A_b b``.
 
     ``W`` has shape ``(p, width)`` (variable block ``'W'``, row-major), ``b`` has
     ``A_b.shape[1]`` entries (block ``offsets``; none when ``A_b`` is None) and ``ξ >= 0`` one
     entry per ``slack_cost`` (block ``'slack'``).  The quadratic factor is the identity on ``W``
-    only: offsets and slacks are not regularised.
+    only: offsets and slacks are not regularised.  ``margin`` is the hinge's ``m_r``: 1 for
+    every row by default, or one value per row.
     """
     program = Program(name)
     n_weights = Z.shape[1] * width
@@ -106,7 +107,7 @@ def _hinge_program(name, Z, width, A_W, slack, slack_cost, A_b=None, offsets="b"
     terms = [(xi, pick), (W, -A_W)]
     if A_b is not None:
         terms.append((program.add_variables(offsets, A_b.shape[1]), -A_b))
-    program.add_rows("hinge", terms, lower=1.0)
+    program.add_rows("hinge", terms, lower=margin)
     return program
 
 

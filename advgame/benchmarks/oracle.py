@@ -24,7 +24,6 @@ import datetime
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -37,6 +36,7 @@ from .. import __version__, losses
 from ..exceptions import SizeLimitError
 from ..game import Game
 from ..verify import VERIFY_RTOL, random_potentials
+from ._protocol import median_seconds
 
 __all__ = ["run", "Settings", "FULL", "QUICK", "LOSSES", "SIZES", "MAX_VERTICES"]
 
@@ -204,12 +204,7 @@ def _check(game, method, solve, F, reference):
 
 def _per_row_us(solve, F, repeats):
     """Median over ``repeats`` of the wall time of ``solve(F)``, in microseconds per row."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        solve(F)
-        times.append(time.perf_counter() - start)
-    return 1e6 * statistics.median(times) / F.shape[0]
+    return 1e6 * median_seconds(lambda: solve(F), repeats) / F.shape[0]
 
 
 def _ratio(numerator, denominator):

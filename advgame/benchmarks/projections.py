@@ -44,7 +44,6 @@ polytopes of ``k x k`` matrices for ``k = 5, 10`` (Frank-Wolfe: ~1 s per KL poin
 projections are the identity and ``exp(theta - 1)``, and it has no ``argmax`` for Frank-Wolfe.
 """
 
-import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -54,6 +53,7 @@ from importlib.metadata import version
 import numpy as np
 
 from .. import polytopes
+from ._protocol import median_seconds
 from .oracle import _dev, _times, _us, machine_info, report_header, write_results
 
 __all__ = [
@@ -231,12 +231,7 @@ def _timed(solve, Theta):
 
 def _median_us(solve, Theta, repeats):
     """Median over ``repeats`` of the wall time of ``solve(Theta)``, in microseconds per point."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        solve(Theta)
-        times.append(time.perf_counter() - start)
-    return 1e6 * statistics.median(times) / len(Theta)
+    return 1e6 * median_seconds(lambda: solve(Theta), repeats) / len(Theta)
 
 
 def _checked(where, reference, values, expected):
