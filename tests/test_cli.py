@@ -159,7 +159,7 @@ def test_bench_oracle_quick(capsys, tmp_path):
     path = tmp_path / "bench.json"
     code, out, err = run_cli(capsys, "bench", "oracle", "--quick", "--out", str(path))
     assert code == 0
-    assert "[16/16] abstain(alpha=0.3) k=100" in err
+    assert "16/16 abstain(alpha=0.3) k=100 ..." in err
     assert "vertices n/a for zero-one k=30" in out
     data = json.loads(path.read_text())
     assert len(data["records"]) == 16

@@ -1,12 +1,13 @@
 """Pieces of the seeds' evaluation protocols shared by the learning benchmarks."""
 
 import statistics
+import sys
 import time
 
 import numpy as np
 from scipy.stats import wilcoxon
 
-__all__ = ["SIGNIFICANCE", "median_seconds", "wilcoxon_marks"]
+__all__ = ["SIGNIFICANCE", "Progress", "median_seconds", "wilcoxon_marks"]
 
 #: Level of the paired Wilcoxon signed-rank test behind the "indistinguishably best" marks.
 SIGNIFICANCE = 0.05
@@ -39,3 +40,21 @@ def median_seconds(function, repeats):
         function()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+class Progress:
+    """The progress lines of a benchmark on stderr: ``[name  elapsed s] message ...``.
+
+    ``line(message)`` formats one without printing, for a joblib worker to print when its task
+    starts; calling the object prints one now.
+    """
+
+    def __init__(self, name):
+        self.name = name
+        self.start = time.perf_counter()
+
+    def line(self, message):
+        return f"[{self.name} {time.perf_counter() - self.start:6.0f}s] {message} ..."
+
+    def __call__(self, message):
+        print(self.line(message), file=sys.stderr, flush=True)

@@ -27,7 +27,6 @@ LP value.
 """
 
 import statistics
-import sys
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -37,6 +36,7 @@ import numpy as np
 
 from .. import losses
 from ..graph import MAX_BRUTE_FORCE_LABELINGS, GraphGame, brute_force_game
+from ._protocol import Progress
 from .oracle import machine_info, report_header, write_results
 
 __all__ = ["run", "Settings", "FULL", "QUICK", "GRAPHS", "LOSSES", "CHECK_ATOL"]
@@ -262,8 +262,9 @@ def run(quick=False, out=None, print_fn=print):
     }
     cases = [(g, k, loss) for g, ks in settings.cases for k in ks for loss in LOSSES]
     records = []
+    progress = Progress("graph")
     for i, (graph_name, k, loss_name) in enumerate(cases, 1):
-        print(f"[{i}/{len(cases)}] {graph_name} k={k} {loss_name} ...", file=sys.stderr, flush=True)
+        progress(f"{i}/{len(cases)} {graph_name} k={k} {loss_name}")
         records.append(bench_case(graph_name, k, loss_name, settings.examples, [SEED, i]))
     report = format_report(records, meta)
     print_fn(report)

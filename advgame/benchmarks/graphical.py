@@ -24,7 +24,6 @@ splits; ``*`` marks the best model and those not significantly worse (Wilcoxon s
 p < 0.05), as the paper's bold face.
 """
 
-import sys
 import warnings
 from datetime import datetime
 
@@ -32,7 +31,7 @@ import numpy as np
 
 from ..datasets import make_ordinal_sequences
 from ..models.graphical import AdversarialGraphicalModel, StructuredSVM
-from ._protocol import wilcoxon_marks
+from ._protocol import Progress, wilcoxon_marks
 from .oracle import machine_info, report_header, write_results
 
 __all__ = ["run", "METRICS", "PAPER_TABLE"]
@@ -113,14 +112,15 @@ def run(quick=False, out=None, print_fn=print):
     partitions = [rng.permutation(n_sequences) for _ in range(splits)]
     meta = {"date": datetime.now().isoformat(timespec="minutes"), "machine": machine_info()}
     records = []
+    progress = Progress("graphical")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # L-BFGS chatter at the grid's weak regularisation
-        for i, (name, loss, weights) in enumerate(METRICS, 1):
-            print(f"[{i}/{len(METRICS)}] {name} ...", file=sys.stderr, flush=True)
+        for name, loss, weights in METRICS:
             first = partitions[0][:n_train]
             X0, y0 = _subset(X, first), _subset(y, first)
             table = {}
             for model in MODELS:
+                progress(f"{name}: {model}, tuning and {splits} splits")
                 strength = _choose_strength(model, loss, weights, X0, y0, rng, grid)
                 losses = []
                 for order in partitions:

@@ -24,7 +24,6 @@ import datetime
 import json
 import os
 import platform
-import sys
 import time
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
@@ -36,7 +35,7 @@ from .. import __version__, losses
 from ..exceptions import SizeLimitError
 from ..game import Game
 from ..verify import VERIFY_RTOL, random_potentials
-from ._protocol import median_seconds
+from ._protocol import Progress, median_seconds
 
 __all__ = ["run", "Settings", "FULL", "QUICK", "LOSSES", "SIZES", "MAX_VERTICES"]
 
@@ -100,8 +99,9 @@ def run(quick=False, out=None, print_fn=print):
     }
     games = [(name, k) for name in LOSSES for k in SIZES]
     records = []
+    progress = Progress("oracle")
     for i, (name, k) in enumerate(games, 1):
-        print(f"[{i}/{len(games)}] {name} k={k} ...", file=sys.stderr, flush=True)
+        progress(f"{i}/{len(games)} {name} k={k}")
         records.append(bench_game(name, k, settings))
     print_fn(format_report(records, meta))
     if out is not None:

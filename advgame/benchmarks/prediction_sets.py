@@ -74,7 +74,6 @@ then 66 s for cvxpy's QP.  :data:`QUICK` (2 replications, small sizes) takes abo
 """
 
 import statistics
-import sys
 import time
 import warnings
 from dataclasses import asdict, dataclass
@@ -100,6 +99,7 @@ from ..models.prediction_sets import (
     solve_class_dual,
     tuning_split,
 )
+from ._protocol import Progress
 from .oracle import machine_info, report_header, write_results
 
 __all__ = [
@@ -661,8 +661,7 @@ def run(quick=False, out=None, print_fn=print):
         "blas_threads": BLAS_THREADS,
     }
 
-    def progress(message):
-        print(f"[prediction-sets] {message} ...", file=sys.stderr, flush=True)
+    progress = Progress("prediction-sets")
 
     start = time.perf_counter()
     # One BLAS thread: the parallelism is joblib's (one process per class, whose BLAS loky limits

@@ -31,7 +31,6 @@ at least :data:`MIN_SPLITS_FOR_TEST` splits.  Published numbers are printed besi
     notice asks), and the red-wine quality scores, which seed 004 Table 4 includes.
 """
 
-import sys
 import warnings
 from dataclasses import dataclass
 from datetime import datetime
@@ -45,7 +44,7 @@ from ..datasets import load, quantile_bins
 from ..metrics import permutation_hamming_loss
 from ..models.matching import AdversarialMatching
 from ..models.projection import LabelRanker, ProjectionClassifier
-from ._protocol import wilcoxon_marks
+from ._protocol import Progress, wilcoxon_marks
 from .oracle import machine_info, report_header, write_results
 
 __all__ = ["run", "Settings", "FULL", "QUICK", "RANKING_COLUMNS", "PAPER_RANKING"]
@@ -368,8 +367,7 @@ def run(quick=False, out=None, print_fn=print):
         },
     }
 
-    def progress(message):
-        print(f"[projection-losses] {message} ...", file=sys.stderr, flush=True)
+    progress = Progress("projection-losses")
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # L-BFGS at the grid's weakest regularisation

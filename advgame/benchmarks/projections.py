@@ -44,7 +44,6 @@ polytopes of ``k x k`` matrices for ``k = 5, 10`` (Frank-Wolfe: ~1 s per KL poin
 projections are the identity and ``exp(theta - 1)``, and it has no ``argmax`` for Frank-Wolfe.
 """
 
-import sys
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -53,7 +52,7 @@ from importlib.metadata import version
 import numpy as np
 
 from .. import polytopes
-from ._protocol import median_seconds
+from ._protocol import Progress, median_seconds
 from .oracle import _dev, _times, _us, machine_info, report_header, write_results
 
 __all__ = [
@@ -391,8 +390,9 @@ def run(quick=False, out=None, print_fn=print):
         for geometry in polytopes.GEOMETRIES
     ]
     records = []
+    progress = Progress("projections")
     for i, (name, geometry, k) in enumerate(cases, 1):
-        print(f"[{i}/{len(cases)}] {name} {geometry} k={k} ...", file=sys.stderr, flush=True)
+        progress(f"{i}/{len(cases)} {name} {geometry} k={k}")
         records.append(bench_case(name, geometry, k, settings))
     report = format_report(records, meta)
     print_fn(report)

@@ -80,7 +80,7 @@ from sklearn.preprocessing import StandardScaler
 
 from ..datasets import load, quantile_bins
 from ..models.classifier import AdversarialClassifier
-from ._protocol import wilcoxon_marks
+from ._protocol import Progress, wilcoxon_marks
 from .baselines import (
     AllThresholdSVOR,
     CrammerSingerAbstain,
@@ -490,7 +490,7 @@ def experiment(kind, kernel, name, settings, rng, progress):
     pairs = _splits(len(raw), settings.splits, settings.rows.get(name), rng)
     seed = int(rng.integers(2**31))
     label = f"{kind} {name} ({kernel})"
-    print(progress(f"{label}: tuning on {pairs[0][0].size} rows"), file=sys.stderr, flush=True)
+    progress(f"{label}: tuning on {pairs[0][0].size} rows")
     train = pairs[0][0]
     chosen = tune(plans, X, labeler(raw, train), train, tuning, settings.rank, seed, settings.jobs)
     splits = Parallel(n_jobs=settings.jobs)(
@@ -503,7 +503,7 @@ def experiment(kind, kernel, name, settings, rng, progress):
             train,
             test,
             settings.rank,
-            progress(f"{label}: split {s}/{settings.splits} ({train.size}/{test.size})"),
+            progress.line(f"{label}: split {s}/{settings.splits} ({train.size}/{test.size})"),
         )
         for s, (train, test) in enumerate(pairs, 1)
     )
@@ -654,10 +654,7 @@ def run(quick=False, out=None, print_fn=print):
         "settings": asdict(settings),
     }
     start = time.perf_counter()
-
-    def progress(message):
-        """The progress line a step prints when it starts (in its worker)."""
-        return f"[seed000 {time.perf_counter() - start:6.0f}s] {message} ..."
+    progress = Progress("seed000")
 
     plan = [
         ("multiclass", kernel, name) for kernel in ("linear", "rbf") for name in settings.multiclass

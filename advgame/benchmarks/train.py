@@ -10,7 +10,6 @@ against the two matrix products it needs (``X @ W`` and ``X.T @ G``).  ``--quick
 stratified subsample of 2,000 rows of each problem (for tests; the numbers are not comparable).
 """
 
-import sys
 import warnings
 from datetime import datetime
 
@@ -27,7 +26,7 @@ from ..losses import zero_one
 from ..models import AdversarialClassifier
 from ..solvers import SurrogateObjective
 from ..uncertainty import SoftMoments
-from ._protocol import median_seconds
+from ._protocol import Progress, median_seconds
 from .oracle import machine_info, report_header, write_results
 
 __all__ = ["run"]
@@ -149,8 +148,9 @@ def run(quick=False, out=None, print_fn=print):
     ]
     meta = {"date": datetime.now().isoformat(timespec="minutes"), "machine": machine_info()}
     records = []
+    progress = Progress("train")
     for i, (name, make) in enumerate(problems, 1):
-        print(f"[{i}/{len(problems)}] {name} ...", file=sys.stderr, flush=True)
+        progress(f"{i}/{len(problems)} {name}")
         X, y = make()
         records.append(
             bench_problem(
