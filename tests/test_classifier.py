@@ -12,6 +12,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
 import advgame as ag
+from advgame import datasets
+from advgame.models import classifier
+from advgame.models.classifier import AdversarialClassifier
 
 KERNEL_WEIGHT_REASON = (
     "duplicating a sample adds a second coefficient for the same kernel column (the Gram matrix "
@@ -214,3 +217,19 @@ def test_pegasos_needs_a_kernel_and_soft_moments(iris):
         ag.AdversarialClassifier(solver="pegasos", kernel="rbf", uncertainty="l2").fit(X, y)
     with pytest.raises(ValueError, match="batch_size"):
         ag.AdversarialClassifier(solver="subgradient", batch_size=0).fit(X, y)
+
+
+def test_lbfgs_leaves_the_kink_at_zero():
+    """Uncertified L-BFGS on the abstain surrogate: at theta = 0 every potential ties and the
+    game's subgradient is not a descent direction, so L-BFGS-B alone stops after 0 iterations
+    (and would abstain on everything).  The AdaGrad restart reaches the certified objective."""
+    data = datasets.load("multiclass/vehicle")
+    X, y = StandardScaler().fit_transform(data.X), data.y
+    options = {"loss": "abstain", "alpha": 0.5, "solver": "lbfgs", "random_state": 0}
+    plain = AdversarialClassifier(**options, certify=False).fit(X, y)
+    certified = AdversarialClassifier(**options, certify=True).fit(X, y)
+    assert certified.converged_ == "certified"
+    assert plain.n_iter_ > classifier.KINK_EPOCHS
+    assert np.any(plain.theta_ != 0.0)
+    assert plain.objective_ <= certified.objective_ * 1.02
+    assert np.mean(plain.predict(X) == -1) < 0.5
