@@ -1,12 +1,15 @@
-"""Shared pytest configuration: hypothesis profiles.
+"""Shared pytest configuration: hypothesis profiles and the scikit-learn conformity check.
 
 ``default`` is used locally; ``ci`` (derandomised, so a CI failure reproduces) is loaded when the
 ``CI`` environment variable is set.
 """
 
 import os
+import warnings
 
+import pytest
 from hypothesis import HealthCheck, settings
+from sklearn.utils.estimator_checks import check_estimator
 
 settings.register_profile(
     "default",
@@ -23,3 +26,21 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("ci" if "CI" in os.environ else "default")
+
+
+@pytest.fixture
+def conforms():
+    """``conforms(estimator, expected)``: scikit-learn's ``check_estimator`` fails exactly the
+    checks named in ``expected`` (name -> reason), each of them every time it runs."""
+
+    def check(estimator, expected):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results = check_estimator(estimator, expected_failed_checks=expected, on_fail=None)
+        status = {}
+        for result in results:  # some checks run several times (e.g. for several datasets)
+            status.setdefault(result["check_name"], set()).add(result["status"])
+        assert not [name for name, seen in status.items() if "failed" in seen]
+        assert all(status[name] == {"xfail"} for name in expected)
+
+    return check
