@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
 
 from .compile import compile_cuts
 
@@ -70,6 +71,10 @@ class SurrogateObjective:
         return objective, operator.adjoint(Q) + self.uncertainty.subgradient(theta, self.fmap)
 
 
+#: Averaged AdaGrad epochs that move L-BFGS off a kink it cannot leave (see :func:`fit_lbfgs`).
+KINK_EPOCHS = 5
+
+
 @dataclass
 class TrainingResult:
     """Parameters, their exact objective, and the certified gap (``inf`` when uncertified)."""
@@ -81,13 +86,41 @@ class TrainingResult:
     gap: float = np.inf
 
 
-def fit_lbfgs(objective, theta0, max_iter=1000, tol=1e-6, memory=20):
+def fit_lbfgs(objective, theta0, max_iter=1000, tol=1e-6, memory=20, escape=None):
     """Minimise ``objective`` (returning value and subgradient) with scipy's L-BFGS-B.
 
     Stops when one iteration lowers the objective by less than ``tol`` relative to
     ``max(|J|, 1)`` or the projected subgradient is below ``tol``.  At a kink of the piecewise-
     linear surrogate neither says the point is optimal, hence the result is uncertified.
+
+    Parameters
+    ----------
+    escape : dict or None
+        For surrogates with ``batch`` (mini-batches): keyword arguments of :func:`fit_adagrad`
+        (``batch_size``, ``random_state``).  If L-BFGS-B accepts no step from ``theta0``,
+        :data:`KINK_EPOCHS` epochs of averaged AdaGrad move it off and L-BFGS-B restarts;
+        the better of the two results is returned, with a ``ConvergenceWarning`` if neither
+        moved.  ``theta0 = 0`` ties every potential: a kink where the subgradient the game
+        returns need not be a descent direction (e.g. the abstain loss, where every vertex with
+        ``v = alpha`` is active), so the line search fails at once ("ABNORMAL").
     """
+    result = _lbfgs(objective, theta0, max_iter, tol, memory)
+    if escape is None or result.n_iter > 0:
+        return result
+    warm = fit_adagrad(objective, theta0, KINK_EPOCHS, **escape)
+    retry = _lbfgs(objective, warm.theta, max_iter, tol, memory)
+    retry.n_iter += warm.n_iter
+    if retry.n_iter == warm.n_iter and warm.objective >= result.objective:
+        warnings.warn(
+            f"L-BFGS could not leave its starting point ({result.message}) even after "
+            f"{KINK_EPOCHS} subgradient epochs; use an exact solver or certification.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return retry if retry.objective <= result.objective else result
+
+
+def _lbfgs(objective, theta0, max_iter, tol, memory):
     result = minimize(
         objective,
         theta0,

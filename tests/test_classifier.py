@@ -12,8 +12,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
 import advgame as ag
-from advgame import datasets
-from advgame.models import classifier
+from advgame import datasets, solvers
 from advgame.models.classifier import AdversarialClassifier
 
 KERNEL_WEIGHT_REASON = (
@@ -229,7 +228,7 @@ def test_lbfgs_leaves_the_kink_at_zero():
     plain = AdversarialClassifier(**options, certify=False).fit(X, y)
     certified = AdversarialClassifier(**options, certify=True).fit(X, y)
     assert certified.converged_ == "certified"
-    assert plain.n_iter_ > classifier.KINK_EPOCHS
+    assert plain.n_iter_ > solvers.KINK_EPOCHS
     assert np.any(plain.theta_ != 0.0)
     assert plain.objective_ <= certified.objective_ * 1.02
     assert np.mean(plain.predict(X) == -1) < 0.5

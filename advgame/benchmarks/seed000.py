@@ -285,12 +285,12 @@ def _splits(n, count, rows, rng):
     return pairs
 
 
-def class_labels(y, train):
+def _class_labels(y, train):
     """Multiclass targets are the labels."""
     return y
 
 
-def ordinal_labels(target, train):
+def _ordinal_labels(target, train):
     """:data:`ORDINAL_BINS` equal-frequency classes of the target, edges from ``train``."""
     _, edges = quantile_bins(target[train], ORDINAL_BINS)
     y = np.digitize(target, edges, right=True)
@@ -313,7 +313,7 @@ def _features(X, fit, other, width, rank):
 # ------------------------------------------------------------------------------- the models
 def _adversarial(loss, **options):
     def make(lam, n):
-        return AdversarialClassifier(loss=loss, strength=lam, **options)
+        return AdversarialClassifier(loss=loss, strength=lam, random_state=SEED, **options)
 
     return make
 
@@ -479,13 +479,13 @@ def _split(plans, chosen, X, raw, labeler, train, test, rank, message):
     return out
 
 
-def experiment(kind, kernel, name, settings, rng, progress):
+def _experiment(kind, kernel, name, settings, rng, progress):
     """Records of one data set: tune on the first split, then evaluate every split."""
     X, raw = _load(name)
     if kind == "ordinal":
-        plans, labeler, tables = _ordinal_plans(kernel), ordinal_labels, ("ordinal",)
+        plans, labeler, tables = _ordinal_plans(kernel), _ordinal_labels, ("ordinal",)
     else:
-        plans, labeler, tables = _multiclass_plans(), class_labels, ("zero-one", "abstain")
+        plans, labeler, tables = _multiclass_plans(), _class_labels, ("zero-one", "abstain")
     tuning = settings.linear if kernel == "linear" else settings.rbf
     pairs = _splits(len(raw), settings.splits, settings.rows.get(name), rng)
     seed = int(rng.integers(2**31))
@@ -663,7 +663,7 @@ def run(quick=False, out=None, print_fn=print):
     plan += [("ordinal", "rbf", name) for name in settings.ordinal_rbf]
     records = []
     for kind, kernel, name in plan:
-        records += experiment(kind, kernel, name, settings, rng, progress)
+        records += _experiment(kind, kernel, name, settings, rng, progress)
     meta["seconds"] = round(time.perf_counter() - start, 1)
     report = format_report(records, meta, settings)
     print_fn(report)

@@ -63,7 +63,9 @@ def _split(X, y, max_rows=None):
 
 def _models():
     return {
-        "AdversarialClassifier": AdversarialClassifier(loss="zero_one", solver="lbfgs"),
+        "AdversarialClassifier": AdversarialClassifier(
+            loss="zero_one", solver="lbfgs", random_state=SEED
+        ),
         "LogisticRegression": LogisticRegression(max_iter=2000),
         "LinearSVC (CS)": LinearSVC(multi_class="crammer_singer", max_iter=5000),
     }

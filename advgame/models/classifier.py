@@ -36,8 +36,6 @@ _LOSSES = ("zero_one", "ordinal", "squared", "abstain")
 _SOLVERS = ("auto", "compile", "lbfgs", "subgradient", "pegasos")
 #: ``certify='auto'`` refines L-BFGS when ``n_samples * n_params`` is at most this.
 AUTO_CERTIFY_SIZE = 200_000
-#: Averaged subgradient epochs that move L-BFGS off a kink it cannot leave (see ``_fit_lbfgs``).
-KINK_EPOCHS = 5
 #: ``solver='auto'`` compiles the exact program when it has at most this many game rows (n k).
 AUTO_COMPILE_ROWS = 2_000
 
@@ -229,7 +227,8 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         )
         theta0 = np.zeros(fmap.n_params)
         if solver == "lbfgs":
-            result = self._fit_lbfgs(objective, theta0)
+            escape = {"batch_size": self.batch_size, "random_state": self.random_state}
+            result = fit_lbfgs(objective, theta0, self.max_iter, self.tol, escape=escape)
         elif solver == "subgradient":
             result = fit_adagrad(
                 objective, theta0, self.max_iter, self.batch_size, random_state=self.random_state
@@ -270,32 +269,6 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
             result.message = f"uncertified {solver}: {result.message}"
         self.theta_, self.objective_, self.gap_ = result.theta, result.objective, result.gap
         self.n_iter_, self.converged_ = n_iter, result.message
-
-    def _fit_lbfgs(self, objective, theta0):
-        """L-BFGS from ``theta0``; if its line search cannot leave the start, L-BFGS again after
-        :data:`KINK_EPOCHS` epochs of averaged AdaGrad.
-
-        ``theta0 = 0`` ties every potential: a kink of the surrogate where the subgradient the
-        game returns need not be a descent direction (e.g. ``loss='abstain'``, where every
-        vertex with ``v = alpha`` is active).  L-BFGS-B then stops after 0 iterations
-        ("ABNORMAL") and, uncertified, would predict from ``theta = 0``.
-        """
-        result = fit_lbfgs(objective, theta0, self.max_iter, self.tol)
-        if result.n_iter > 0:
-            return result
-        warm = fit_adagrad(
-            objective, theta0, KINK_EPOCHS, self.batch_size, random_state=self.random_state
-        )
-        retry = fit_lbfgs(objective, warm.theta, self.max_iter, self.tol)
-        retry.n_iter += warm.n_iter
-        if retry.n_iter == warm.n_iter and warm.objective >= result.objective:
-            warnings.warn(
-                f"L-BFGS could not leave its starting point ({result.message}) even after "
-                f"{KINK_EPOCHS} subgradient epochs; use solver='compile' or certify=True.",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
-        return retry if retry.objective <= result.objective else result
 
     def _set_coefficients(self):
         fmap = self.feature_map_

@@ -482,7 +482,8 @@ class _GraphicalModel(BaseEstimator):
         objective = _StructuredObjective(inner, data, fmap, uncertainty)
         theta0 = np.zeros(fmap.n_params)
         if solver == "lbfgs":
-            result = fit_lbfgs(objective, theta0, max_iter=self.max_iter, tol=self.tol)
+            escape = {"batch_size": self.batch_size, "random_state": self.random_state}
+            result = fit_lbfgs(objective, theta0, self.max_iter, self.tol, escape=escape)
         else:
             result = fit_adagrad(
                 objective,
