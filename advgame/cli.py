@@ -520,7 +520,8 @@ def build_parser():
     reproduce = commands.add_parser("reproduce", help="the seeds' experiment tables")
     seeds = reproduce.add_subparsers(dest="seed", required=True, metavar="SEED")
     for seed, bench, summary in REPRODUCTIONS:
-        command = seeds.add_parser(seed, help=f"{summary} (advgame bench {bench})")
+        alias = "" if bench == seed else f" (= advgame bench {bench})"
+        command = seeds.add_parser(seed, help=summary + alias)
         _run_options(command, cmd_reproduce, "few splits, small grids")
     _run_options(
         seeds.add_parser("all", help="every seed above, in turn"), cmd_reproduce, all_=True

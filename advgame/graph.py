@@ -1,7 +1,7 @@
 r"""Graph games: the adversarial game of one structured example (seed 002; DESIGN Appendix A).
 
 Labels ``y = (y_1..y_N)`` on a networkx graph, an additive node-weighted loss
-``sum_i w_i L[ŷ_i, y_i]`` and potentials ``psi`` (N, k) on nodes and ``Psi`` (|E|, k, k) on edges
+``sum_i w_i L[ŷ_i, y_i]`` and potentials ``psi`` (N, k) on nodes and ``Psi`` ``(|E|, k, k)`` on edges
 (``Psi[e][a, b]`` for edge ``e = (i, j)`` of ``list(graph.edges())`` with ``y_i = a, y_j = b``).
 The predictor needs only node marginals and the adversary only node and edge marginals
 (seed 002 Theorem 1), so
@@ -480,7 +480,7 @@ class GraphSolution:
     value : float
     node_marginals : ndarray (N, k)
         The adversary's ``q_i``.
-    edge_marginals : ndarray (|E|, k, k)
+    edge_marginals : ndarray of shape (n_edges, k, k)
         The adversary's ``Q_ij`` (orientation of ``list(graph.edges())``).
     predictor : ndarray (N, l)
         The predictor's node marginals ``p_i`` over actions.
@@ -558,7 +558,12 @@ class GraphGame:
         self.__init__(**state)
 
     def __repr__(self):
-        kind = "forest" if nx.is_forest(self.graph) else f"treewidth {self.regions.width}"
+        if nx.is_forest(self.graph):
+            kind = "forest"
+        elif self.exact:
+            kind = f"treewidth {self.regions.width}"
+        else:  # the local relaxation's regions are the edges, whatever the treewidth
+            kind = "with cycles, local relaxation"
         return (
             f"GraphGame({self.n_nodes} nodes, {len(self.edges)} edges, {kind}, "
             f"k={self.n_labels}, exact={self.exact})"
@@ -806,11 +811,11 @@ class InnerProgram:
 
     @property
     def cost_map(self):
-        """``C`` with ``c = C [vec psi; vec Psi]`` (n_mu, N k + |E| k^2)."""
+        """``C`` with ``c = C [vec psi; vec Psi]`` ``(n_mu, N k + |E| k^2)``."""
         return sparse.vstack([self.node_maps, self.edge_maps]).T.tocsr()
 
     def costs(self, psi, Psi):
-        """The marginal costs ``c`` of potentials ``psi`` (N, k) and ``Psi`` (|E|, k, k)."""
+        """The marginal costs ``c`` of potentials ``psi`` (N, k) and ``Psi`` ``(|E|, k, k)``."""
         return self.node_maps.T @ psi.ravel() + self.edge_maps.T @ Psi.ravel()
 
 

@@ -256,7 +256,7 @@ def max_sum(graph, psi, Psi):
         A forest on the nodes ``0..N-1`` (see :func:`check_forest`).
     psi : array-like of shape (N, k) or (n, N, k)
         Node potentials.
-    Psi : array-like of shape (|E|, k, k) or (n, |E|, k, k)
+    Psi : array-like of shape (n_edges, k, k) or (n, n_edges, k, k)
         Edge potentials in the order of ``list(graph.edges())``.
 
     Returns
@@ -305,7 +305,7 @@ def log_partition(graph, psi, Psi):
         A forest on the nodes ``0..N-1`` (see :func:`check_forest`).
     psi : array-like of shape (N, k) or (n, N, k)
         Node potentials.
-    Psi : array-like of shape (|E|, k, k) or (n, |E|, k, k)
+    Psi : array-like of shape (n_edges, k, k) or (n, n_edges, k, k)
         Edge potentials in the order of ``list(graph.edges())``.
 
     Returns
@@ -347,14 +347,14 @@ def marginals(graph, psi, Psi):
         A forest on the nodes ``0..N-1`` (see :func:`check_forest`).
     psi : array-like of shape (N, k) or (n, N, k)
         Node potentials.
-    Psi : array-like of shape (|E|, k, k) or (n, |E|, k, k)
+    Psi : array-like of shape (n_edges, k, k) or (n, n_edges, k, k)
         Edge potentials in the order of ``list(graph.edges())``.
 
     Returns
     -------
     node_marginals : ndarray of shape (N, k) or (n, N, k)
         ``node_marginals[..., i, a] = P(y_i = a)``.
-    edge_marginals : ndarray of shape (|E|, k, k) or (n, |E|, k, k)
+    edge_marginals : ndarray of shape (n_edges, k, k) or (n, n_edges, k, k)
         ``edge_marginals[..., e, a, b] = P(y_i = a, y_j = b)`` for ``e = (i, j)`` as listed by
         ``graph.edges()`` (the orientation of ``Psi``).
     log_Z : float or ndarray of shape (n,)
@@ -407,7 +407,7 @@ def brute_force_scores(graph, psi, Psi):
         Graph on the nodes ``0..N-1`` (cycles allowed).
     psi : array-like of shape (N, k) or (n, N, k)
         Node potentials.
-    Psi : array-like of shape (|E|, k, k) or (n, |E|, k, k)
+    Psi : array-like of shape (n_edges, k, k) or (n, n_edges, k, k)
         Edge potentials in the order of ``list(graph.edges())``.
 
     Returns

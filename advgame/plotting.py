@@ -86,7 +86,7 @@ def _need_three(game, what):
 
 
 # ------------------------------------------------------------------------------- surrogate
-def surrogate_grid(loss, y=0, span=3.0, resolution=101):
+def surrogate_grid(loss, y=0, span=None, resolution=101):
     r"""The adversarial surrogate ``AL(f, y)`` on a grid of potential differences (k = 3).
 
     With ``j_1 < j_2`` the two labels other than ``y``, potentials ``f_y = 0``,
@@ -110,7 +110,8 @@ def surrogate_grid(loss, y=0, span=3.0, resolution=101):
     y = int(y)
     if not 0 <= y < 3:
         raise ValueError(f"y must be a label index 0, 1 or 2; got {y}.")
-    span = float(span)
+    # AL = 0 needs margins f_y - f_j as large as the losses: show that corner at any scale
+    span = max(3.0, 1.25 * float(game.loss.matrix.max())) if span is None else float(span)
     if not np.isfinite(span) or span <= 0:
         raise ValueError(f"span must be a positive finite number; got {span}.")
     resolution = int(resolution)
@@ -125,7 +126,7 @@ def surrogate_grid(loss, y=0, span=3.0, resolution=101):
     return grid, Z, others
 
 
-def surrogate_contour(loss, y=0, span=3.0, resolution=101, ax=None, *, levels=15, colorbar=True):
+def surrogate_contour(loss, y=0, span=None, resolution=101, ax=None, *, levels=15, colorbar=True):
     r"""Filled contours of the adversarial surrogate loss of a 3-label game (seed 000 Figs 3-4, 7-10).
 
     .. math::  \mathrm{AL}(f, y) = \max_{q \in \Delta_3} \min_{p \in \Delta_l} p^\top L q +
@@ -144,8 +145,10 @@ def surrogate_contour(loss, y=0, span=3.0, resolution=101, ax=None, *, levels=15
         Anything :class:`advgame.Game` accepts, with three labels.
     y : int
         The true label's index.
-    span, resolution : float, int
-        The grid ``linspace(-span, span, resolution)`` on both axes.
+    span, resolution : float or None, int
+        The grid ``linspace(-span, span, resolution)`` on both axes; ``span=None`` is
+        ``max(3, 1.25 max L)``, wide enough to show the flat corner ``AL = 0`` (margins
+        ``f_y - f_j`` as large as the losses) for a matrix of any scale.
     ax : matplotlib Axes, optional
     levels : int or array-like
         Passed to ``contourf``.
@@ -252,9 +255,10 @@ def polytope_vertices(loss, ax=None, *, resolution=60, colorbar=True):
             zorder=4,
         )
     kind = getattr(game.structure, "kind", "")
-    ax.set_title(f"vertex table of the {kind} game: {len(v)} extreme points (q, v)")
+    ax.set_title(f"{kind} game: {len(v)} extreme points (q, v)")
     ax.set_aspect("equal")
-    ax.set_xlim(-0.1, 1.1)
+    pad = 0.025 * max(len(str(name)) for name in names)  # room for long label names
+    ax.set_xlim(-0.1 - pad, 1.1 + pad)
     ax.set_ylim(-0.12, 0.97)
     ax.set_axis_off()
     return ax
@@ -394,7 +398,8 @@ def projection_plot(polytope, points, geometry="euclidean", ax=None):
         ax.set_box_aspect((high - low + 2 * pad).tolist())
     else:
         ax.set_aspect("equal")
-    ax.set_title(f"{geometry} projections onto {polytope!r}")
+    name = type(polytope).__name__
+    ax.set_title(f"{geometry.capitalize()} projections onto the {name} polytope")
     ax.legend(fontsize=8)
     return ax
 

@@ -6,7 +6,7 @@ regularised prediction
 .. math::  P^\Psi_{\mathcal{C}}(\theta) = \operatorname*{argmax}_{\mu \in \mathcal{C}}
            \langle \theta, \mu \rangle - \Psi(\mu)
 
-(seed 004 Eq. 4) and the linear maximisation oracle (LMO / MAP)
+(the Bregman projection of seed 004 Eq. 5) and the linear maximisation oracle (LMO / MAP)
 :math:`\operatorname{argmax}_{\mu \in \mathcal{C}} \langle \theta, \mu \rangle`.  Two geometries:
 
 ``"euclidean"``
@@ -329,7 +329,7 @@ class Polytope:
 
     def project(self, theta, geometry="euclidean", max_iter=None, tol=None):
         r"""Regularised prediction :math:`\operatorname{argmax}_{\mu} \langle\theta,\mu\rangle -
-        \Psi(\mu)` over the polytope (seed 004 Eq. 4).
+        \Psi(\mu)` over the polytope: the Bregman projection of seed 004 Eq. 5.
 
         Parameters
         ----------
@@ -1033,7 +1033,7 @@ class FenchelYoungLoss:
 
     with :math:`\Psi(\mu) = \tfrac12\|\mu\|^2` (``'euclidean'``) or :math:`\sum \mu \log \mu`
     (``'kl'``) restricted to the polytope :math:`\mathcal C`, and :math:`\mu_y = \varphi(y)` a
-    point of :math:`\mathcal C` (a vertex for a label).  Properties (seed 004 Prop. 1): ``L >= 0``
+    point of :math:`\mathcal C` (a vertex for a label).  Properties (seed 004, after Eq. 4): ``L >= 0``
     (the Fenchel-Young inequality), ``L = 0`` iff the regularised prediction
     :math:`\hat\mu = \nabla\Psi^*(\theta)` (``polytope.project``) equals :math:`\mu_y`, ``L`` is
     convex in ``theta`` and differentiable with gradient :math:`\hat\mu - \mu_y`, Lipschitz (the

@@ -77,14 +77,14 @@ class Exact(UncertaintySet):
 class NormBall(UncertaintySet):
     r"""Norm-ball moment set ``||m(q)|| <= radius`` (seed 001 Theorem 3).
 
-    ==========  =======================================  ===================================
-    norm        adversary constraint                     regulariser (dual norm)
-    ==========  =======================================  ===================================
-    ``1``       ``||m||_1 <= eps``                       ``eps ||theta||_inf``  (LP)
-    ``inf``     ``||m||_inf <= eps``                     ``eps ||theta||_1``    (LP)
-    ``2``       ``||m||_2 <= eps``                       ``eps ||theta||_2``    (SOCP)
-    ``'group'`` ``||m_b||_2 <= eps`` for every block b   ``eps sum_b ||theta_b||_2`` (SOCP)
-    ==========  =======================================  ===================================
+    ===========  =======================================  ===================================
+    norm         adversary constraint                     regulariser (dual norm)
+    ===========  =======================================  ===================================
+    ``1``        ``||m||_1 <= eps``                       ``eps ||theta||_inf``  (LP)
+    ``inf``      ``||m||_inf <= eps``                     ``eps ||theta||_1``    (LP)
+    ``2``        ``||m||_2 <= eps``                       ``eps ||theta||_2``    (SOCP)
+    ``'group'``  ``||m_b||_2 <= eps`` for every block b   ``eps sum_b ||theta_b||_2`` (SOCP)
+    ===========  =======================================  ===================================
 
     Blocks are the feature map's (per class for multiclass features).  For kernel features only
     ``norm=2`` (the RKHS norm) is defined.
@@ -296,17 +296,17 @@ class MomentBalls:
     ``sum_i eps_i ||A_i||_*`` to the dual, where ``A_i`` (row ``i`` of the ``t x d`` weights)
     pairs with row ``i``'s moments:
 
-    ============  ==========================================  ==================================
-    ``norm``      moment ball                                 penalty on the weights ``W``
-    ============  ==========================================  ==================================
-    ``'inf'``     ``||.||_inf <= eps_i``                      ``sum_i eps_i ||W_i||_1`` (lasso)
-    ``2``         ``||.||_2 <= eps_i``                        ``sum_i eps_i ||W_i||_2``
-    ``1``         ``||.||_1 <= eps_i``                        ``sum_i eps_i ||W_i||_inf``
-    ``'group'``   ``||.||_2 <= eps_g`` on each feature group  ``sum_i sum_g eps_g ||W_{i,g}||_2``
-                  (Eq. 34)                                    (group lasso)
+    ============  ============================================  ==================================
+    ``norm``      moment ball                                   penalty on the weights ``W``
+    ============  ============================================  ==================================
+    ``'inf'``     ``||.||_inf <= eps_i``                        ``sum_i eps_i ||W_i||_1`` (lasso)
+    ``2``         ``||.||_2 <= eps_i``                          ``sum_i eps_i ||W_i||_2``
+    ``1``         ``||.||_1 <= eps_i``                          ``sum_i eps_i ||W_i||_inf``
+    ``'group'``   ``||.||_2 <= eps_g`` on each feature group    ``sum_i sum_g eps_g ||W_{i,g}||_2``
+                  (Eq. 34)                                      (group lasso)
     ``'l1inf'``   ``sum_i |.|_{i,j} <= eps`` per feature ``j``  ``eps sum_j max_i |W_ij|``
-                                                              (Eq. 43, robust feature selection)
-    ============  ==========================================  ==================================
+                                                                (Eq. 43, robust feature selection)
+    ============  ============================================  ==================================
 
     ``squared=True`` uses ``sum_i lam_i ||W_i||_*^2`` instead (Theorem 5's strongly convex
     regulariser; ``norm=2`` gives ridge).  Intercepts are not in ``W``: the class marginals are

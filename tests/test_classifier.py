@@ -146,6 +146,21 @@ def test_abstain_predictions_follow_corollary_14(iris):
     np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
 
 
+@pytest.mark.parametrize("abstain_label", [-1, "abstain"])
+def test_abstentions_keep_their_label_with_string_classes(iris, abstain_label):
+    X, y = iris
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    numeric = ag.AdversarialClassifier(loss="abstain", alpha=0.3, abstain_label=-1).fit(X, y)
+    clf = ag.AdversarialClassifier(loss="abstain", alpha=0.3, abstain_label=abstain_label)
+    predicted = clf.fit(X, names).predict(X)
+    abstains = numeric.predict(X) == -1
+    assert abstains.any()
+    # -1 must not turn into the string '-1' (which `== -1` would silently miss)
+    assert np.array_equal(predicted == abstain_label, abstains)
+    assert np.array_equal(predicted[~abstains], names[~abstains])
+    assert clf.score(X, names) == pytest.approx(np.mean(predicted == names))  # abstaining = wrong
+
+
 def test_ordinal_uses_class_order_and_thresholded_features():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 2))
@@ -232,3 +247,22 @@ def test_lbfgs_leaves_the_kink_at_zero():
     assert np.any(plain.theta_ != 0.0)
     assert plain.objective_ <= certified.objective_ * 1.02
     assert np.mean(plain.predict(X) == -1) < 0.5
+
+
+def test_named_loss_matrix_columns_follow_the_classes():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 2))
+    y = np.array(["a", "b", "c"])[np.argmax(X @ rng.normal(size=(2, 3)), axis=1)]
+    M = np.array([[0.0, 1.0, 4.0], [2.0, 0.0, 1.0], [3.0, 5.0, 0.0]])  # rows/columns a, b, c
+    reference = ag.AdversarialClassifier(loss=M).fit(X, y)
+    order = [2, 0, 1]  # the same matrix, written in the order c, a, b
+    named = ag.LossMatrix(M[np.ix_(order, order)], labels=["c", "a", "b"])
+    clf = ag.AdversarialClassifier(loss=named).fit(X, y)
+    np.testing.assert_array_equal(clf.loss_matrix_.matrix, M)
+    np.testing.assert_allclose(clf.theta_, reference.theta_)
+    display = ag.LossMatrix(M, labels=["low", "mid", "high"])  # names only: sorted class order
+    np.testing.assert_array_equal(
+        ag.AdversarialClassifier(loss=display).fit(X, y).theta_, reference.theta_
+    )
+    with pytest.raises(ValueError, match=r"labels \['x', 'a', 'b'\] are not the classes"):
+        ag.AdversarialClassifier(loss=ag.LossMatrix(M, labels=["x", "a", "b"])).fit(X, y)

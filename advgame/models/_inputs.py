@@ -23,7 +23,8 @@ LOSS_ALIASES = {"absolute": "ordinal"}
 
 def resolve_loss_matrix(loss, k, names, classes=None, **options):
     """A named loss ``losses.<name>(k, **options)`` (``names`` lists the accepted ones) or a
-    user matrix with one column per class; ``classes`` only enriches the error message."""
+    user matrix with one column per class.  A matrix whose labels were named is aligned with
+    ``classes`` (columns, and the actions named like them, reordered to class order)."""
     if isinstance(loss, str):
         if loss not in names:
             raise ValueError(f"loss must be one of {names} or a loss matrix; got {loss!r}.")
@@ -35,7 +36,35 @@ def resolve_loss_matrix(loss, k, names, classes=None, **options):
             f"the loss matrix has {L.n_labels} label columns but y has {k} classes{seen}; give "
             "one column per class in sorted label order."
         )
-    return L
+    return L if classes is None else _align_to_classes(L, list(classes))
+
+
+def _align_to_classes(L, classes):
+    """``L`` with its columns in ``classes`` order when its labels name the classes.  Labels
+    that share no name with the classes (display names such as 'poor', 'good' for classes 0, 1)
+    and the default names ``0..k-1`` are taken in sorted class order; labels that name some
+    classes but not all are an error."""
+    if list(L.labels) in (list(range(L.n_labels)), classes):
+        return L
+    column = {label: j for j, label in enumerate(L.labels)}
+    named = [c for c in classes if c in column]
+    if not named:
+        return L
+    if len(named) < len(classes):
+        raise ValueError(
+            f"the loss matrix's labels {list(L.labels)} are not the classes of y {classes}; "
+            "name its columns by the class labels, or leave them unnamed and give them in "
+            "sorted label order."
+        )
+    order = [column[c] for c in classes]
+    k = len(classes)
+    rows = list(range(L.n_actions))
+    actions = list(L.actions)
+    if actions[:k] == list(L.labels):  # actions named like the labels move with them
+        rows[:k] = order
+    return losses.LossMatrix(
+        L.matrix[np.ix_(rows, order)], labels=classes, actions=[actions[r] for r in rows]
+    )
 
 
 def check_iteration_params(estimator, integers=("max_iter",), check_tol=True):

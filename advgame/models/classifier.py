@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ..compile import compile_learning
 from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
@@ -48,7 +48,8 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
     loss : {'zero_one', 'ordinal', 'squared', 'abstain'} or LossMatrix or array-like
         The loss to optimise.  A matrix has one column per class in ``classes_`` order (sorted
         labels; for ordinal losses this order is the ordinal order) and may have extra rows
-        (actions).  ``'abstain'`` adds an abstain action costing ``alpha``.
+        (actions).  A :class:`~advgame.losses.LossMatrix` whose ``labels`` are the classes may
+        list them in any order: its columns (and the actions named like them) are reordered.  ``'abstain'`` adds an abstain action costing ``alpha``.
     alpha : float, default=0.5
         Abstention cost for ``loss='abstain'``.
     features : {'multiclass', 'thresholded'} or callable, default='multiclass'
@@ -89,7 +90,9 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, Generator or None
         Seeds the mini-batch order (results are reproducible for a fixed seed).
     abstain_label : default=-1
-        What ``predict`` returns when the minimax predictor abstains.
+        What ``predict`` returns when the minimax predictor abstains.  When it is a number and the
+        classes are strings (or the reverse), ``predict`` returns an object array, so that
+        ``predict(X) == abstain_label`` still finds the abstentions.
 
     Attributes
     ----------
@@ -310,6 +313,15 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         uniform = np.full_like(P, 1.0 / P.shape[1])
         return np.where(total > 0, P / np.where(total > 0, total, 1.0), uniform)
 
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of :meth:`predict` on ``(X, y)``; an abstention counts as an error.
+
+        To tune for the declared loss instead (e.g. the abstain loss), pass ``GridSearchCV`` a
+        scorer that averages ``loss_matrix_`` over the predicted actions.
+        """
+        y = column_or_1d(y, warn=True)
+        return float(np.average(self.predict(X) == y, weights=sample_weight))
+
     def predict(self, X):
         """The action maximising ``p*``: a class label, or ``abstain_label`` (Corollary 14)."""
         actions = np.argmax(self.predict_action_proba(X), axis=1)
@@ -320,7 +332,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         answered = actions < k
         out[answered] = self.classes_[actions[answered]]
         out[~answered] = self.abstain_label
-        try:
-            return out.astype(np.result_type(self.classes_, np.asarray(self.abstain_label)))
-        except (TypeError, ValueError):
-            return out
+        label = np.asarray(self.abstain_label)
+        if (label.dtype.kind in "biuf") != (self.classes_.dtype.kind in "biuf"):
+            return out  # a common dtype would turn -1 into '-1': keep both kinds as they are
+        return out.astype(np.result_type(self.classes_, label))

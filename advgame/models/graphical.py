@@ -747,8 +747,8 @@ class StructuredSVM(_GraphicalModel):
     Parameters
     ----------
     loss : {'zero_one', 'ordinal' (= 'absolute'), 'squared'} or square LossMatrix
-    graph, node_weights, uncertainty, strength, max_iter, batch_size, learning_rate,
-    random_state : as for :class:`AdversarialGraphicalModel`.
+    graph, node_weights, uncertainty, strength, max_iter, batch_size, learning_rate, random_state
+        As for :class:`AdversarialGraphicalModel`.
     """
 
     def __init__(

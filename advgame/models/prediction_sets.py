@@ -913,7 +913,8 @@ class GeneralizedPredictionSet(BaseEstimator):
 
     Each class ``k`` gets ``f_k(x) = sum_i a_i K(d_k∘x_i, d_k∘x) - sum_j b_j K(d_k∘x_j, d_k∘x)
     - rho_k`` (seed 003 §3.2-3.3) from the dual QP Eq. (7) of its training points against an
-    unlabelled sample, and ``rho_k`` from the primal Eq. (6) with ``w`` fixed (an LP).  The
+    unlabelled sample, and ``rho_k`` from the primal Eq. (6) with ``w`` fixed (an LP, solved in
+    closed form by :func:`offset_from_scores`; :func:`recover_rho` is the LP reference).  The
     prediction set is ``{k : f_k(x) >= tau_k}``: several classes mean ambiguity, none means an
     outlier.  Classes are independent problems, solved in parallel (``n_jobs``); each QP is
     solved by :func:`solve_class_dual`, an interior-point method for its structure (or by HiGHS
@@ -993,7 +994,8 @@ class GeneralizedPredictionSet(BaseEstimator):
         seeded by ``random_state``); each class's QP has ``n_k + n_unlabeled`` variables.
     backend : {'auto', 'ipm', 'highs', 'cvxpy'}, default='auto'
         Solver of the dual QPs: :func:`solve_class_dual` (``'ipm'``, which ``'auto'`` means),
-        HiGHS' convex QP solver, or cvxpy (Clarabel).  The offsets are always HiGHS LPs.
+        HiGHS' convex QP solver, or cvxpy (Clarabel).  The offsets always come from the closed
+        form :func:`offset_from_scores` (the LP's solution).
     outlier_label, ambiguous_label : default='auto'
         What :meth:`predict` returns for an empty set and for a set of two or more classes.
         ``'auto'``: -1 and -2 for numeric labels (``min(classes_) - 1`` and ``- 2`` if some label
