@@ -17,11 +17,21 @@ def check_finite(name, array):
 
 
 def as_float_array(name, value):
-    """``value`` as a float64 array; ``ValueError`` naming ``name`` if it is not numeric."""
+    """``value`` as a float64 array; ``ValueError`` naming ``name`` if it is not real-valued.
+
+    Complex input is refused (numpy would drop the imaginary part with only a warning).
+    """
     try:
-        array = np.asarray(value, dtype=np.float64)
+        array = np.asarray(value)
+        complex_values = np.iscomplexobj(array) or (
+            array.dtype == object and any(isinstance(x, complex) for x in array.flat)
+        )
+        if not complex_values:
+            array = np.asarray(array, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be a numeric array; could not convert it ({exc}).") from exc
+    if complex_values:
+        raise ValueError(f"{name} must be a real numeric array; got complex values.")
     return array
 
 
@@ -62,23 +72,19 @@ def as_labels(y, n, k, name="y"):
         y = y[None]
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"{name} must hold one label per row ({n}); got shape {y.shape}.")
-    if not (np.issubdtype(y.dtype, np.integer) or np.issubdtype(y.dtype, np.bool_)):
-        if (
-            np.issubdtype(y.dtype, np.floating)
-            and np.all(np.isfinite(y))
-            and np.all(y == np.round(y))
-        ):
-            y = y.astype(np.int64)
-        else:
-            raise ValueError(
-                f"{name} must be integer label indices in 0..{k - 1}; got dtype {y.dtype}."
-            )
-    y = y.astype(np.int64)
-    if y.min() < 0 or y.max() >= k:
+    integral = np.issubdtype(y.dtype, np.integer) or np.issubdtype(y.dtype, np.bool_)
+    if not integral and not (
+        np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(y == np.round(y))
+    ):
         raise ValueError(
-            f"{name} must be label indices in 0..{k - 1}; got values from {y.min()} to {y.max()}."
+            f"{name} must be integer label indices in 0..{k - 1}; got dtype {y.dtype}."
         )
-    return y
+    if y.min() < 0 or y.max() >= k:  # before the cast, which would wrap huge floats
+        raise ValueError(
+            f"{name} must be label indices in 0..{k - 1}; got values from {y.min():g} to "
+            f"{y.max():g}."
+        )
+    return y.astype(np.int64)
 
 
 def check_real(name, value, *, low=None, strict=False, high=None):

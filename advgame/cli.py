@@ -462,9 +462,28 @@ def _positive_int(text):
     return value
 
 
+def _seed(text):
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer; got {text}")
+    return value
+
+
+class _UsageError(Exception):
+    """A command-line usage error (reported on one line, exit code 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors become :class:`_UsageError` (so that ``main``
+    prints one line instead of argparse's usage block); ``--help`` still prints and exits 0."""
+
+    def error(self, message):
+        raise _UsageError(f"{message} (see '{self.prog} --help')")
+
+
 def _loss_arguments():
     """The arguments naming a loss, shared by ``explain`` and ``verify``."""
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = _Parser(add_help=False)
     parent.add_argument("loss", nargs="?", choices=list(LOSSES), help="a built-in loss")
     parent.add_argument("--k", type=int, help="number of labels")
     parent.add_argument("--weight", type=float, help="scale c of the loss (default 1)")
@@ -487,7 +506,7 @@ def _run_options(command, run, quick="each in its quick mode", all_=False):
 
 def build_parser():
     """The argparse parser of the ``advgame`` command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="advgame", description="Robust prediction as minimax games: explain, verify, bench."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -503,7 +522,7 @@ def build_parser():
 
     verify = commands.add_parser("verify", parents=[loss], help="check every method")
     verify.add_argument("--n", type=_positive_int, default=200, help="random rows (default 200)")
-    verify.add_argument("--seed", type=int, default=0, help="seed of the random potentials")
+    verify.add_argument("--seed", type=_seed, default=0, help="seed of the random potentials")
     verify.set_defaults(run=cmd_verify)
 
     demo = commands.add_parser("demo", help="a short tour")
@@ -533,8 +552,11 @@ def main(argv=None):
     """Run the ``advgame`` command; returns the exit code (2 for bad input)."""
     try:
         args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # argparse exits on --help (0) and on usage errors (2)
+    except SystemExit as exc:  # argparse exits on --help and --version (0)
         return exc.code or 0
+    except _UsageError as exc:
+        print(f"advgame: error: {exc}", file=sys.stderr)
+        return 2
     try:
         return args.run(args)
     # ValueError includes SizeLimitError and NotApplicableError; OSError covers missing files.

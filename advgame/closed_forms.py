@@ -51,19 +51,25 @@ def _rows(F):
 
 # --------------------------------------------------------------------------------------- zero-one
 def _zero_one_top_set(F, weight):
-    """Sorted-prefix search of Theorem 5: the value and the smallest potential in the best set."""
+    """Sorted-prefix search of Theorem 5: the value and the smallest potential in the best set.
+
+    Works on ``top - F`` (``top`` the row maximum; ``V(f + c) = V(f) + c``), so that prefix sums
+    of huge potentials (``1e308``) cannot overflow.
+    """
     k = F.shape[1]
-    negated = np.sort(-F, axis=1)  # potentials in decreasing order, negated (no reversed view)
+    decreasing = -np.sort(-F, axis=1)
+    top = decreasing[:, 0]
+    negated = top[:, None] - decreasing  # >= 0, non-decreasing
     sizes = np.arange(1, k + 1)
     candidates = np.cumsum(negated, axis=1)
     candidates *= -1.0 / sizes
     candidates += weight * (sizes - 1) / sizes
     # prefixes tied in value (up to rounding, which depends on a shift of F) resolve to the
     # shortest, so q* does not flip between equally optimal vertices under F + c
-    slack = 8 * k * np.finfo(float).eps * (np.abs(negated).max(axis=1) + weight)
+    slack = 8 * k * np.finfo(float).eps * (np.abs(top) + negated[:, -1] + weight)
     best = np.argmax(candidates >= (candidates.max(axis=1) - slack)[:, None], axis=1)
     rows = _rows(F)
-    return candidates[rows, best], -negated[rows, best]
+    return top + candidates[rows, best], decreasing[rows, best]
 
 
 def zero_one(F, weight=1.0):
@@ -125,7 +131,7 @@ def ordinal(F, weight=1.0):
     rows = _rows(F)
     np.add.at(q, (rows, i), 0.5)
     np.add.at(q, (rows, j), 0.5)
-    return 0.5 * (a + b), q
+    return 0.5 * a + 0.5 * b, q  # not 0.5 * (a + b), which overflows for f near 1e308
 
 
 def ordinal_predictor(F, weight=1.0):

@@ -235,7 +235,7 @@ def general(loss_matrix):
     decoding is the Bayes action :math:`\operatorname{argmin}_a (Lu)_a` of the label
     distribution ``u``.  This ignores structure; prefer the structured decompositions below.
     """
-    L = np.asarray(getattr(loss_matrix, "matrix", loss_matrix), dtype=np.float64)
+    L = as_float_array("loss_matrix", getattr(loss_matrix, "matrix", loss_matrix))
     if L.ndim != 2 or min(L.shape) < 1:
         raise ValueError(f"loss_matrix must be a 2-D (actions, labels) array; got {L.shape}.")
     check_finite("loss_matrix", L)

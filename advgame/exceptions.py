@@ -5,6 +5,8 @@ built-in exception a scikit-learn or numpy user would already catch (``ValueErro
 ``RuntimeError`` for solver failure).
 """
 
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
+
 __all__ = ["ConvergenceWarning", "NotApplicableError", "SizeLimitError", "SolverError"]
 
 
@@ -27,6 +29,6 @@ class SolverError(RuntimeError):
     """An LP/QP solver did not return an optimal solution (infeasible, unbounded, limit reached)."""
 
 
-class ConvergenceWarning(UserWarning):
+class ConvergenceWarning(_SklearnConvergenceWarning):
     """An iterative method stopped at ``max_iter`` before reaching its tolerance; the message
-    states the accuracy achieved."""
+    states the accuracy achieved.  A subclass of scikit-learn's, so one filter catches both."""

@@ -15,11 +15,13 @@ For the built-in maps ``forward`` and ``adjoint`` are one or two matrix products
 for the norm the uncertainty sets use (identity, or the RKHS norm ``tr(A^T K A)`` for kernels).
 """
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from ._validation import check_finite
+from ._validation import check_finite, check_real
 
 __all__ = [
     "FeatureMap",
@@ -181,6 +183,30 @@ class Thresholded(FeatureMap):
         return [np.arange(d), np.arange(d, self.n_params)]
 
 
+def check_kernel_params(gamma, degree, coef0):
+    """Kernel parameters as :func:`sklearn.metrics.pairwise.pairwise_kernels` needs them.
+
+    ``gamma`` is None (``1 / n_features``) or a finite number > 0, ``degree`` an integer >= 1
+    and ``coef0`` a finite number; ``ValueError`` naming the parameter otherwise.
+    """
+    if gamma is not None and not (
+        isinstance(gamma, numbers.Real)
+        and not isinstance(gamma, bool)
+        and np.isfinite(gamma)
+        and gamma > 0
+    ):
+        raise ValueError(f"gamma must be a finite positive number; got {gamma!r}.")
+    if (
+        not isinstance(degree, numbers.Real)
+        or isinstance(degree, bool)
+        or not np.isfinite(degree)
+        or int(degree) != degree
+        or degree < 1
+    ):
+        raise ValueError(f"degree must be an integer >= 1; got {degree!r}.")
+    check_real("coef0", coef0)
+
+
 class KernelFeatures(FeatureMap):
     r"""Kernel features by the representer theorem (seed 000 §6.2).
 
@@ -211,15 +237,12 @@ class KernelFeatures(FeatureMap):
             raise ValueError(
                 f"kernel must be 'linear', 'poly', 'rbf' or a callable; got {self.kernel!r}."
             )
-        gamma = 1.0 / self.n_features_in_ if self.gamma is None else self.gamma
-        if not np.isfinite(gamma) or gamma <= 0:
-            raise ValueError(f"gamma must be a finite positive number; got {self.gamma!r}.")
+        check_kernel_params(self.gamma, self.degree, self.coef0)
+        gamma = 1.0 / self.n_features_in_ if self.gamma is None else float(self.gamma)
         if self.kernel == "rbf":
             return {"gamma": gamma}
         if self.kernel == "poly":
-            if int(self.degree) != self.degree or self.degree < 1:
-                raise ValueError(f"degree must be an integer >= 1; got {self.degree!r}.")
-            return {"gamma": gamma, "degree": int(self.degree), "coef0": self.coef0}
+            return {"gamma": gamma, "degree": int(self.degree), "coef0": float(self.coef0)}
         return {}
 
     def _fit(self, X):

@@ -290,8 +290,9 @@ class Game:
 
         ``value(f) = max_q H_L(q) + f^T q``; for the zero-one loss ``H_L(q) = 1 - max_j q_j``.
         """
-        Q = np.asarray(Q, dtype=float)
-        return np.min(Q @ self.loss.matrix.T, axis=1)
+        Q, single = as_potentials(Q, self.n_labels, name="Q")
+        H = np.min(Q @ self.loss.matrix.T, axis=1)
+        return H[0] if single else H
 
     def extreme_points(self):
         r"""The vertex table ``(Q, v)``: the extreme points of ``{(q, v): Lq >= v1, q in Δ}``.
@@ -420,13 +421,15 @@ class EntropyGame(Game):
     def entropy(self, Q):
         """The generalised entropy ``H(q)`` of each row of ``Q`` (``rho^2 - m^2`` for the
         quadratic loss, with ``m`` the conditional mean in column 0)."""
-        Q = np.asarray(Q, dtype=float)
+        Q, single = as_potentials(Q, self.n_labels, name="Q")
         if self.loss.kind == "quadratic":
-            return self._quadratic_constant() - Q[:, 0] ** 2
-        if self.loss.kind == "brier":
-            return 1.0 - np.einsum("ij,ij->i", Q, Q)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return -np.sum(np.where(Q > 0, Q * np.log(Q), 0.0), axis=1)
+            H = self._quadratic_constant() - Q[:, 0] ** 2
+        elif self.loss.kind == "brier":
+            H = 1.0 - np.einsum("ij,ij->i", Q, Q)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                H = -np.sum(np.where(Q > 0, Q * np.log(Q), 0.0), axis=1)
+        return H[0] if single else H
 
     def _program(self, F):
         import cvxpy as cp

@@ -45,7 +45,7 @@ import networkx as nx
 import numpy as np
 from scipy import sparse
 
-from ._validation import check_finite, check_real
+from ._validation import as_float_array, check_finite, check_real
 from .exceptions import NotApplicableError, SizeLimitError
 from .game import Game
 from .inference import check_graph, max_sum, rooted_forest
@@ -458,10 +458,12 @@ def brute_force_game(loss, graph, psi, Psi, node_weights=None):
     l, k = L.shape
     if k**n > MAX_BRUTE_FORCE_LABELINGS or l**n > MAX_BRUTE_FORCE_LABELINGS:
         raise SizeLimitError(
-            f"brute force needs {max(k, l)}^{n} joint labelings, over "
-            f"{MAX_BRUTE_FORCE_LABELINGS:,}."
+            f"brute force needs {max(k, l)}^{n} joint labelings, over the limit "
+            f"MAX_BRUTE_FORCE_LABELINGS={MAX_BRUTE_FORCE_LABELINGS:,}; use GraphGame."
         )
-    w = np.ones(n) if node_weights is None else np.asarray(node_weights, dtype=float)
+    game = GraphGame(loss, graph, node_weights)  # validates the potentials and weights
+    psi, Psi = game.check_potentials(psi, Psi)
+    w = game.node_weights
     labelings = np.array(list(itertools.product(range(k), repeat=n)))
     actions = np.array(list(itertools.product(range(l), repeat=n)))
     joint = sum(w[i] * L[actions[:, i]][:, labelings[:, i]] for i in range(n))
@@ -538,7 +540,7 @@ class GraphGame:
     def _check_weights(self, node_weights):
         if node_weights is None:
             return np.ones(self.n_nodes)
-        w = np.asarray(node_weights, dtype=float)
+        w = as_float_array("node_weights", node_weights)
         if w.shape != (self.n_nodes,) or not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ValueError(
                 f"node_weights must hold {self.n_nodes} finite non-negative numbers (one per "
@@ -582,8 +584,8 @@ class GraphGame:
     def check_potentials(self, node_potentials, edge_potentials):
         """Validate ``(N, k)`` and ``(|E|, k, k)`` float potentials; returns float64 arrays."""
         N, E, k = self.n_nodes, len(self.edges), self.n_labels
-        psi = np.asarray(node_potentials, dtype=float)
-        Psi = np.asarray(edge_potentials, dtype=float)
+        psi = as_float_array("node_potentials", node_potentials)
+        Psi = as_float_array("edge_potentials", edge_potentials)
         if psi.shape != (N, k):
             raise ValueError(f"node_potentials must have shape ({N}, {k}); got {psi.shape}.")
         if E == 0 and Psi.size == 0:

@@ -13,11 +13,13 @@ so the closed forms of seed 000 Section 3 apply to it whatever way it was built.
 import csv
 import itertools
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._validation import as_float_array, check_finite, check_real
+from .exceptions import SizeLimitError
 
 __all__ = [
     "STRUCTURE_RTOL",
@@ -28,6 +30,8 @@ __all__ = [
     "permutation_items",
     "permutation_hamming_template",
     "MAX_RECOGNISED_ITEMS",
+    "MAX_LABELS",
+    "MAX_CSV_BYTES",
     "zero_one",
     "ordinal",
     "squared",
@@ -45,6 +49,11 @@ STRUCTURE_RTOL = 1e-10
 ABSTAIN_CLOSED_FORM_MAX_ALPHA = 0.5
 
 KINDS = ("zero_one", "ordinal", "squared", "abstain", "permutation_hamming", "general")
+#: Largest ``k`` of the built-in loss constructors: a dense ``k x k`` matrix (and its structure
+#: templates) of ``4096^2`` float64 entries already takes 128 MiB each.
+MAX_LABELS = 4096
+#: ``LossMatrix.from_csv`` refuses larger files without reading them (10 MB).
+MAX_CSV_BYTES = 10_000_000
 #: Permutations of up to this many items are recognised (``6! = 720`` labels).
 MAX_RECOGNISED_ITEMS = 6
 
@@ -143,6 +152,18 @@ def recognize(matrix):
     Structure(kind='zero_one', weight=3.0, alpha=None)
     """
     M = np.asarray(matrix, dtype=np.float64)
+    top = float(M.max()) if M.size else 0.0
+    if top <= 0:
+        return Structure("general")
+    # fit on M / max(M): sums of huge losses (1e308) would overflow
+    structure = _recognize_unit(M / top)
+    if structure.weight is None:
+        return structure
+    return Structure(structure.kind, structure.weight * top, structure.alpha)
+
+
+def _recognize_unit(M):
+    """:func:`recognize` for a matrix whose largest entry is 1."""
     l, k = M.shape
     templates = _templates(k)
     if l == k:
@@ -289,16 +310,26 @@ class LossMatrix:
     def from_csv(cls, path):
         """Read a loss matrix from a CSV file (numbers only; no code is ever loaded).
 
-        An optional first row whose cells after the first are non-numeric names the labels; an optional first column of
-        non-numeric cells names the actions.
+        An optional first row of non-numeric cells (the first may be an empty corner) names the
+        labels; an optional first column of non-numeric cells names the actions.  Files larger
+        than :data:`MAX_CSV_BYTES` are refused before they are read.
         """
-        with open(path, newline="") as handle:
-            rows = [r for r in csv.reader(handle) if any(cell.strip() for cell in r)]
+        size = os.path.getsize(path)  # OSError (missing file) propagates with its own message
+        if size > MAX_CSV_BYTES:
+            raise SizeLimitError(
+                f"{path}: the CSV file has {size:,} bytes, over the limit of {MAX_CSV_BYTES:,} "
+                "(MAX_CSV_BYTES); a loss matrix is at most a few thousand labels wide."
+            )
+        try:
+            with open(path, newline="") as handle:
+                rows = [r for r in csv.reader(handle) if any(cell.strip() for cell in r)]
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise ValueError(f"{path}: not a readable CSV text file ({exc}).") from None
         if not rows:
             raise ValueError(f"{path}: the CSV file is empty; expected a matrix of losses.")
         labels = actions = None
-        # a header names labels: none of its cells after the first (a corner) is a number
-        if not any(_is_number(c) for c in rows[0][1:]):
+        # a header names labels: none of its cells is a number (the first may be a corner)
+        if not any(_is_number(c) for c in rows[0]):
             labels, rows = [c.strip() for c in rows[0]], rows[1:]
         if rows and not _is_number(rows[0][0]):
             actions = [r[0].strip() for r in rows]
@@ -329,6 +360,11 @@ def _fmt(x):
 def _check_k(k):
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
         raise ValueError(f"k (number of labels) must be an integer >= 2; got {k!r}.")
+    if k > MAX_LABELS:
+        raise SizeLimitError(
+            f"k (number of labels) must be at most MAX_LABELS={MAX_LABELS:,} for a dense loss "
+            f"matrix; got k={k:,} ({k * k:,} entries)."
+        )
     return int(k)
 
 

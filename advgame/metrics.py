@@ -36,6 +36,8 @@ def permutation_hamming_loss(truth, predicted):
     P, Q = _as_matrices("truth", truth), _as_matrices("predicted", predicted)
     if P.shape != Q.shape:
         raise ValueError(f"truth and predicted must match; got {P.shape} and {Q.shape}.")
+    if P.size == 0:
+        raise ValueError(f"truth and predicted are empty (shape {P.shape}); nothing to score.")
     return float(np.mean(P != Q))
 
 
@@ -68,6 +70,14 @@ def prediction_set_metrics(y_true, sets, classes):
     y_true = np.asarray(y_true)
     classes = np.asarray(classes)
     sets = np.asarray(sets)
+    if y_true.ndim != 1 or y_true.size == 0:
+        raise ValueError(
+            f"y_true must be a non-empty 1-D array of labels; got shape {y_true.shape}."
+        )
+    if classes.ndim != 1 or classes.size == 0 or np.unique(classes).size != classes.size:
+        raise ValueError(
+            f"classes must be a non-empty 1-D array of distinct labels; got {classes!r}."
+        )
     if sets.dtype != bool or sets.shape != (y_true.shape[0], classes.shape[0]):
         raise ValueError(
             f"sets must be a boolean (n_samples, n_classes) = ({y_true.shape[0]}, "

@@ -76,6 +76,7 @@ __all__ = [
     "DECODINGS",
     "MAX_ENUMERATION_K",
     "PERMUTATION_TOLERANCE",
+    "MAX_LP_ITEMS",
     "all_permutations",
     "permutation_matrices",
     "hamming_loss_matrix",
@@ -92,6 +93,10 @@ DECODINGS = ("map", "predictor")
 #: Largest ``k`` for which the ``k!`` permutations are enumerated (``6! = 720``), the same
 #: limit as the recognition of permutation Hamming losses.
 MAX_ENUMERATION_K = MAX_RECOGNISED_ITEMS
+#: How far :func:`birkhoff_decomposition`'s input may be from doubly stochastic.
+DOUBLY_STOCHASTIC_TOL = 1e-6
+#: Largest ``k`` of :class:`PermutationGame`: its LP has ``k^2 + 2k`` columns and rows.
+MAX_LP_ITEMS = 1_000
 #: How far an entry of a permutation matrix may be from 0 or 1.
 PERMUTATION_TOLERANCE = 1e-9
 
@@ -179,8 +184,14 @@ def matrices_to_ranks(P):
 def permutation_index(sigma):
     """Index of each position vector ``sigma`` (0-based, ``(..., k)``) in
     :func:`all_permutations` order (lexicographic: the Lehmer code read in factorial base)."""
-    sigma = np.asarray(sigma, dtype=np.int64)
-    k = sigma.shape[-1]
+    sigma = np.asarray(sigma)
+    k = sigma.shape[-1] if sigma.ndim else 0
+    if k == 0 or not np.all(np.sort(sigma, axis=-1) == np.arange(k)):
+        raise ValueError(
+            f"sigma must hold position vectors, permutations of 0..{max(k - 1, 0)}; got shape "
+            f"{sigma.shape}."
+        )
+    sigma = sigma.astype(np.int64)
     smaller_later = np.sum(
         sigma[..., :, None] > sigma[..., None, :], axis=-1, where=np.triu(np.ones((k, k), bool), 1)
     )
@@ -209,8 +220,17 @@ def birkhoff_decomposition(M, tol=PERMUTATION_TOLERANCE):
         Position vectors: permutation ``i`` puts item ``j`` at position ``sigma[i, j]``, and
         ``sum_i weights[i] P_{sigma_i}`` equals ``M`` up to ``k * tol``.
     """
-    R = np.array(M, dtype=np.float64)
+    R = as_float_array("M", M).copy()
+    if R.ndim != 2 or R.shape[0] != R.shape[1] or R.size == 0:
+        raise ValueError(f"M must be a non-empty square (k, k) matrix; got shape {R.shape}.")
+    check_finite("M", R)
     k = R.shape[0]
+    error = max(np.abs(R.sum(axis=0) - 1).max(), np.abs(R.sum(axis=1) - 1).max(), -R.min())
+    if error > DOUBLY_STOCHASTIC_TOL:
+        raise ValueError(
+            f"M must be doubly stochastic (non-negative, rows and columns summing to 1) within "
+            f"{DOUBLY_STOCHASTIC_TOL:g}; it is off by {error:.3g}."
+        )
     weights, sigma = [], []
     for _ in range(k * k):
         if R.max() <= tol:
@@ -259,6 +279,11 @@ class PermutationGame:
 
     def __init__(self, k):
         self.k = _check_k(k)
+        if self.k > MAX_LP_ITEMS:
+            raise SizeLimitError(
+                f"k must be at most MAX_LP_ITEMS={MAX_LP_ITEMS:,} items: the game LP has k^2 + 2k "
+                f"columns ({self.k**2 + 2 * self.k:,} for k={self.k:,})."
+            )
         self._highs = None
         self._lock = threading.Lock()
 

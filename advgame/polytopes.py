@@ -34,13 +34,14 @@ assignment solver) and the generic :func:`frank_wolfe_projection` (one point per
 
 import itertools
 import math
+import numbers
 import warnings
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment, minimize_scalar
 from scipy.special import logsumexp, softmax, xlogy
 
-from ._validation import as_float_array, check_finite
+from ._validation import as_float_array, check_finite, check_real
 from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError
 
 __all__ = [
@@ -74,6 +75,9 @@ BIRKHOFF_TOL = 1e-10
 BIRKHOFF_MAX_ITER = 2_000
 #: Sinkhorn sweeps before switching to Newton steps on the dual (KL Birkhoff projection).
 SINKHORN_WARM_START = 20
+#: Smallest Levenberg-Marquardt damping of the Birkhoff Newton steps (the Hessian's entries are
+#: marginal sums, of order 1).
+_NEWTON_DAMPING_FLOOR = 1e-12
 #: Stopping tolerances are floored at this times ``k`` (times ``max|theta|`` for Euclidean Birkhoff).
 _ROUNDING_FLOOR = 64 * np.finfo(float).eps
 
@@ -96,6 +100,16 @@ def _as_points(theta, point_ndim, name="theta"):
         raise ValueError(f"{name} must hold square (k, k) matrices; got shape {array.shape}.")
     check_finite(name, array)
     return np.ascontiguousarray(array), single
+
+
+def _check_iterations(max_iter, tol):
+    """``max_iter`` an integer >= 1 and ``tol`` a finite number >= 0 (None: the default)."""
+    if max_iter is not None and (
+        isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1
+    ):
+        raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}.")
+    if tol is not None:
+        check_real("tol", tol, low=0)
 
 
 def _check_geometry(geometry):
@@ -346,6 +360,7 @@ class Polytope:
         mu : ndarray, same shape as ``theta``
         """
         _check_geometry(geometry)
+        _check_iterations(max_iter, tol)
         T, single = self._validate(theta)
         if geometry == "euclidean":
             out = self._project_euclidean(T, max_iter, tol)
@@ -364,7 +379,7 @@ class Polytope:
     def contains(self, mu, atol=CONTAINS_ATOL):
         """Whether each point satisfies the polytope's constraints up to ``atol`` (bool or array)."""
         M, single = self._validate(mu, "mu")
-        out = self._contains(M, float(atol))
+        out = self._contains(M, check_real("atol", atol, low=0))
         return bool(out[0]) if single else out
 
     def vertices(self, dim):
@@ -372,9 +387,9 @@ class Polytope:
 
         Raises :class:`~advgame.exceptions.SizeLimitError` above :data:`MAX_VERTICES`.
         """
+        if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
+            raise ValueError(f"dim must be a positive integer; got {dim!r}.")
         dim = int(dim)
-        if dim < 1:
-            raise ValueError(f"dim must be a positive integer; got {dim}.")
         self._check_dim(dim)
         return self._vertices(dim)
 
@@ -458,7 +473,8 @@ class Knapsack(Polytope):
     def __init__(self, low, high):
         for name, value in (("low", low), ("high", high)):
             if (
-                not np.isscalar(value)
+                isinstance(value, bool)
+                or not isinstance(value, numbers.Real)
                 or not np.isfinite(value)
                 or float(value) != int(float(value))
             ):
@@ -572,7 +588,7 @@ class Permutahedron(Polytope):
     """
 
     def __init__(self, w):
-        w = np.asarray(w, dtype=np.float64)
+        w = as_float_array("w", w)
         if w.ndim != 1 or w.size == 0:
             raise ValueError(f"w must be a non-empty 1-D array of weights; got shape {w.shape}.")
         check_finite("w", w)
@@ -706,7 +722,9 @@ def _birkhoff_newton_step(T, f, g, geometry):
     diag = np.arange(2 * k - 1)
     # potentials scale like theta, so the damping does too (a unit-less mu would cap the steps)
     scale = np.maximum(1.0, np.abs(T).max(axis=(1, 2)))
-    H[:, diag, diag] += (norm / scale)[:, None]
+    # floored so that H stays invertible when P is a permutation matrix to machine precision
+    # (tiny regularisation): there H's diagonal is 1 and norm / scale can round away
+    H[:, diag, diag] += np.maximum(norm / scale, _NEWTON_DAMPING_FLOOR)[:, None]
     d = np.linalg.solve(H, grad[:, :, None])[:, :, 0]
     df = d[:, :k]
     dg = np.concatenate([d[:, k:], np.zeros((n, 1))], axis=1)
@@ -719,7 +737,7 @@ def _birkhoff_newton_step(T, f, g, geometry):
         with np.errstate(over="ignore", invalid="ignore"):  # an overflowing trial is rejected
             trial = _birkhoff_dual(T, f_try, g_try, geometry)
             trial_grad = _birkhoff_gradient(T, f_try, g_try, geometry)[0]
-        shrinks = np.linalg.norm(trial_grad, axis=1) < norm
+            shrinks = np.linalg.norm(trial_grad, axis=1) < norm
         ok = (trial >= base + 1e-4 * step * slope) | ((trial >= base - slack) & shrinks)
         if np.all(ok):
             break
@@ -957,7 +975,12 @@ def frank_wolfe_projection(argmax, theta, geometry="euclidean", max_iter=10_000,
         If ``max_iter`` iterations end with a gap above ``tol`` (the gap reached is stated).
     """
     _check_geometry(geometry)
-    theta = np.asarray(theta, dtype=np.float64)
+    if not callable(argmax):
+        raise ValueError(
+            f"argmax must be a callable linear maximisation oracle; got {type(argmax).__name__}."
+        )
+    _check_iterations(max_iter, tol)
+    theta = as_float_array("theta", theta)
     if theta.size == 0:
         raise ValueError("theta is empty; expected one point.")
     check_finite("theta", theta)

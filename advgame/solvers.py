@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.exceptions import ConvergenceWarning
 
 from .compile import compile_cuts
+from .exceptions import ConvergenceWarning
 
 __all__ = [
     "SurrogateObjective",
@@ -77,13 +77,18 @@ KINK_EPOCHS = 5
 
 @dataclass
 class TrainingResult:
-    """Parameters, their exact objective, and the certified gap (``inf`` when uncertified)."""
+    """Parameters, their exact objective, and the certified gap (``inf`` when uncertified).
+
+    ``limit_reached`` is True when the method stopped at its iteration budget (``max_iter``,
+    ``max_rounds``) rather than at its own stopping test; ``message`` then says so.
+    """
 
     theta: np.ndarray
     objective: float
     n_iter: int
     message: str
     gap: float = np.inf
+    limit_reached: bool = False
 
 
 def fit_lbfgs(objective, theta0, max_iter=1000, tol=1e-6, memory=20, escape=None):
@@ -103,21 +108,34 @@ def fit_lbfgs(objective, theta0, max_iter=1000, tol=1e-6, memory=20, escape=None
         moved.  ``theta0 = 0`` ties every potential: a kink where the subgradient the game
         returns need not be a descent direction (e.g. the abstain loss, where every vertex with
         ``v = alpha`` is active), so the line search fails at once ("ABNORMAL").
+
+    Warns
+    -----
+    ConvergenceWarning
+        When L-BFGS-B stops at ``max_iter`` (or its evaluation budget) before either test: the
+        message gives the objective and the largest subgradient entry reached, and the result
+        has ``limit_reached=True``.
     """
     result = _lbfgs(objective, theta0, max_iter, tol, memory)
-    if escape is None or result.n_iter > 0:
-        return result
-    warm = fit_adagrad(objective, theta0, KINK_EPOCHS, **escape)
-    retry = _lbfgs(objective, warm.theta, max_iter, tol, memory)
-    retry.n_iter += warm.n_iter
-    if retry.n_iter == warm.n_iter and warm.objective >= result.objective:
+    if escape is not None and result.n_iter == 0:
+        warm = fit_adagrad(objective, theta0, KINK_EPOCHS, **escape)
+        retry = _lbfgs(objective, warm.theta, max_iter, tol, memory)
+        retry.n_iter += warm.n_iter
+        if retry.n_iter == warm.n_iter and warm.objective >= result.objective:
+            warnings.warn(
+                f"L-BFGS could not leave its starting point ({result.message}) even after "
+                f"{KINK_EPOCHS} subgradient epochs; use an exact solver or certification.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        result = retry if retry.objective <= result.objective else result
+    if result.limit_reached:
         warnings.warn(
-            f"L-BFGS could not leave its starting point ({result.message}) even after "
-            f"{KINK_EPOCHS} subgradient epochs; use an exact solver or certification.",
+            f"L-BFGS stopped at its iteration budget before converging: {result.message}",
             ConvergenceWarning,
             stacklevel=3,
         )
-    return retry if retry.objective <= result.objective else result
+    return result
 
 
 def _lbfgs(objective, theta0, max_iter, tol, memory):
@@ -128,7 +146,17 @@ def _lbfgs(objective, theta0, max_iter, tol, memory):
         method="L-BFGS-B",
         options={"maxiter": max_iter, "maxcor": memory, "ftol": tol, "gtol": tol},
     )
-    return TrainingResult(result.x, float(result.fun), int(result.nit), str(result.message))
+    message = str(result.message)
+    limit_reached = result.status == 1  # scipy: iteration or evaluation limit
+    if limit_reached:
+        message = (
+            f"max_iter={max_iter} reached ({result.nit} iterations, scipy: {message}); objective "
+            f"{float(result.fun):.10g}, largest subgradient entry "
+            f"{float(np.max(np.abs(result.jac), initial=0.0)):.2e} (tol={tol:g})"
+        )
+    return TrainingResult(
+        result.x, float(result.fun), int(result.nit), message, limit_reached=limit_reached
+    )
 
 
 def refine_cutting_plane(objective, theta, tol=1e-6, max_rounds=30, backend=None):
@@ -139,7 +167,10 @@ def refine_cutting_plane(objective, theta, tol=1e-6, max_rounds=30, backend=None
     game at the iterates.  The master optimum ``lower`` satisfies ``lower <= J*``, and
     ``J(theta)`` at the best iterate is ``>= J*``, so ``gap = J(theta) - lower`` bounds the
     suboptimality.  A master that its solver reports as only approximately optimal does not
-    lower the bound.  Stops when ``gap <= tol * max(1, |J|)`` or after ``max_rounds``.
+    lower the bound.  Stops when ``gap <= tol * max(1, |J|)`` (message ``'certified'``), when no
+    cut is violated (``'stalled: ...'``: the master is as tight as its solver's tolerance) or
+    after ``max_rounds`` (``'max_rounds=... reached: ...'``, ``limit_reached=True``); the last two
+    warn with the gap reached.
 
     Parameters
     ----------
@@ -149,6 +180,12 @@ def refine_cutting_plane(objective, theta, tol=1e-6, max_rounds=30, backend=None
     backend : {'highs', 'cvxpy'} or None
         Master solver; None picks HiGHS for LP masters and cvxpy otherwise.
     """
+    if (
+        isinstance(max_rounds, bool)
+        or not isinstance(max_rounds, (int, np.integer))
+        or max_rounds < 1
+    ):
+        raise ValueError(f"max_rounds must be a positive integer; got {max_rounds!r}.")
     game, operator, y, w = objective.game, objective.operator, objective.y, objective.weights
     L = game.loss.matrix
     D = operator.matrix()
@@ -182,7 +219,18 @@ def refine_cutting_plane(objective, theta, tol=1e-6, max_rounds=30, backend=None
             break  # nothing left to add: the master is as tight as its solver's tolerance
         cut_rows = np.concatenate([cut_rows, violated])
         cut_Q = np.vstack([cut_Q, Q[violated]])
-    return TrainingResult(best_theta, best_value, round_, "max_rounds", gap)
+    limit_reached = violated.size > 0
+    state = f"gap {gap:.2e} above tol={tol:g} * max(1, |J|) after {round_} rounds"
+    if limit_reached:
+        message = f"max_rounds={max_rounds} reached: {state}"
+    else:
+        message = f"stalled: no violated cut left, {state}"
+    warnings.warn(
+        f"cutting-plane certification not reached ({message}); objective {best_value:.10g}.",
+        ConvergenceWarning,
+        stacklevel=2,
+    )
+    return TrainingResult(best_theta, best_value, round_, message, gap, limit_reached)
 
 
 def _batches(n, batch_size, rng):
@@ -193,13 +241,21 @@ def _batches(n, batch_size, rng):
             yield order[start : start + batch_size]
 
 
-def fit_adagrad(objective, theta0, n_epochs=50, batch_size=64, step=1.0, random_state=None):
+def fit_adagrad(
+    objective, theta0, n_epochs=50, batch_size=64, step=1.0, random_state=None, tol=None
+):
     r"""Averaged mini-batch AdaGrad on the surrogate (seed 000 §6.1).
 
     ``theta <- theta - step * g / sqrt(sum of past g^2)`` per coordinate with ``g`` the
     subgradient of the objective on a batch (loss weights rescaled to the batch), and the average
     of the iterates returned (the usual ``O(1/sqrt(T))`` guarantee for non-smooth convex
     objectives).  The returned objective is evaluated exactly on all samples.
+
+    It runs exactly ``n_epochs`` epochs (a budget, not a convergence test: the message says so).
+    With ``tol``, the objective of the averaged iterate one epoch before the end (``theta0``
+    for one epoch) is evaluated too, and if the last epoch still changed it by more than
+    ``tol * max(1, |J|)`` a ``ConvergenceWarning`` reports that change and the result has
+    ``limit_reached=True``.
     """
     rng = np.random.default_rng(random_state)
     n = objective.y.size
@@ -207,13 +263,35 @@ def fit_adagrad(objective, theta0, n_epochs=50, batch_size=64, step=1.0, random_
     average = np.zeros_like(theta)
     squares = np.full_like(theta, 1e-12)
     batches = _batches(n, batch_size, rng)
-    n_steps = n_epochs * -(-n // batch_size)
+    per_epoch = -(-n // batch_size)
+    n_steps = n_epochs * per_epoch
+    previous = theta0.copy()
     for t in range(1, n_steps + 1):
         g = objective.batch(theta, next(batches))[1]
         squares += g * g
         theta -= step * g / np.sqrt(squares)
         average += (theta - average) / t
-    return TrainingResult(average, float(objective(average)[0]), n_steps, "averaged AdaGrad")
+        if t == n_steps - per_epoch:
+            previous = average.copy()
+    value = float(objective(average)[0])
+    message = f"averaged AdaGrad: fixed budget of {n_epochs} epochs, no convergence test"
+    limit_reached = False
+    if tol is not None:
+        change = value - float(objective(previous)[0])
+        limit_reached = abs(change) > tol * max(1.0, abs(value))
+        progress = f"the last epoch changed the objective by {change:+.2e}"
+        message = f"averaged AdaGrad: {progress}"
+        if limit_reached:
+            message = (
+                f"n_epochs={n_epochs} reached while {progress}, beyond tol={tol:g} * max(1, |J|)"
+            )
+            warnings.warn(
+                f"AdaGrad stopped at its epoch budget before converging: {message}; objective "
+                f"{value:.10g}.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+    return TrainingResult(average, value, n_steps, message, limit_reached=limit_reached)
 
 
 def fit_pegasos(game, gram, y, weights, lam, n_epochs=50, batch_size=16, random_state=None):

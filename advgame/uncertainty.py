@@ -19,7 +19,7 @@ compiler), so the two always optimise the same objective.
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_real
+from ._validation import as_float_array, check_real
 
 __all__ = [
     "UncertaintySet",
@@ -225,12 +225,13 @@ def as_uncertainty(uncertainty, strength=None):
     if isinstance(uncertainty, UncertaintySet):
         return uncertainty
     names = {"l1": 1, "l2": 2, "linf": np.inf, "group": "group"}
-    if uncertainty == "exact":
+    name = uncertainty if isinstance(uncertainty, str) else None
+    if name == "exact":
         return Exact()
-    if uncertainty == "soft":
+    if name == "soft":
         return SoftMoments(1e-2 if strength is None else strength)
-    if uncertainty in names:
-        return NormBall(1e-2 if strength is None else strength, norm=names[uncertainty])
+    if name in names:
+        return NormBall(1e-2 if strength is None else strength, norm=names[name])
     raise ValueError(
         "uncertainty must be an UncertaintySet or one of 'exact', 'soft', 'l1', 'l2', 'linf', "
         f"'group'; got {uncertainty!r}."
@@ -325,13 +326,15 @@ class MomentBalls:
     def __init__(self, radius, norm=2, squared=False, groups=None):
         if isinstance(norm, float) and norm == np.inf:
             norm = "inf"
-        if isinstance(norm, bool) or norm not in MOMENT_NORMS:
+        if isinstance(norm, bool) or not isinstance(norm, (int, str)) or norm not in MOMENT_NORMS:
             raise ValueError(
                 f"norm must be one of {list(MOMENT_NORMS)} (the moment-ball norm); got {norm!r}."
             )
         if squared and norm not in (1, 2, "inf"):
             raise ValueError("squared=True (Theorem 5) is defined for norm in (1, 2, 'inf').")
-        radius = np.asarray(radius, dtype=float)
+        if isinstance(squared, np.ndarray) or squared not in (True, False):
+            raise ValueError(f"squared must be True or False; got {squared!r}.")
+        radius = as_float_array("radius", radius)
         if radius.ndim > 1 or not np.all(np.isfinite(radius)) or np.any(radius < 0):
             raise ValueError(
                 f"radius must be a finite non-negative scalar or 1-D array; got {radius!r}."

@@ -12,13 +12,15 @@ ties, duplicated maxima, magnitudes up to ``1e6``):
 A method is correct when all four are below the tolerance (``1e-9`` by default).
 """
 
+import numbers
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._validation import as_potentials, check_real
 from .exceptions import NotApplicableError, SizeLimitError
-from .game import Game
+from .game import EntropyGame, Game
 
 __all__ = ["MethodCheck", "VerificationReport", "random_potentials", "verify_game", "VERIFY_RTOL"]
 
@@ -43,6 +45,10 @@ def random_potentials(k, n=200, seed=0, scale=1e6):
     scale : float
         Magnitude of the last quarter.
     """
+    for name, value, low in (("k", k, 2), ("n", n, 1)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
+    check_real("scale", scale, low=0, strict=True)
     rng = np.random.default_rng(seed)
     parts = np.array_split(np.arange(n), 4)
     F = rng.normal(size=(n, k))
@@ -155,9 +161,14 @@ def verify_game(loss, n=200, seed=0, F=None):
         Methods that do not apply (no closed form, vertex table too large) are listed as skipped.
     """
     game = loss if isinstance(loss, Game) else Game(loss)
+    if isinstance(game, EntropyGame):
+        raise NotApplicableError(
+            f"verify_game checks the methods of a loss-matrix game; got the {game.loss.kind} "
+            "entropy, which has no LP, vertices or Birkhoff method."
+        )
     if F is None:
         F = random_potentials(game.n_labels, n=n, seed=seed)
-    F = np.asarray(F, dtype=np.float64)
+    F = as_potentials(F, game.n_labels)[0]
     report = VerificationReport(game=game, n_rows=F.shape[0])
     lp_check, reference = _check(game, F, "lp", None)
     report.checks.append(lp_check)

@@ -47,12 +47,12 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..compile import Program
 from ..exceptions import SolverError
 from ..features import KernelFeatures, psd_eigen
-from ..models._inputs import check_classification_fit, check_positive
+from ..models._inputs import check_classification_fit, check_positive, validate_numeric
 
 __all__ = [
     "WestonWatkinsSVC",
@@ -177,7 +177,7 @@ class _ExactHingeModel(ClassifierMixin, BaseEstimator):
 
     def _features(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_numeric(self, X, reset=False)
         if self.kernel_map_ is None:
             return X
         return self.kernel_map_.gram(X) @ self.eigen_map_

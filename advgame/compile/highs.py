@@ -1,4 +1,22 @@
-"""HiGHS backend for LP and convex QP programs (``highspy``, sparse matrices, no Python loops)."""
+r"""HiGHS backend for LP and convex QP programs (``highspy``, sparse matrices, no Python loops).
+
+LPs go to the dual simplex.  A QP ``min c^T x + ½||G x||² s.t. r_lo <= A x <= r_hi,
+x_lo <= x <= x_hi`` is first solved through its Lagrangian dual
+
+.. math::
+
+    \max_{y, s, v}\ r_{lo}^\top y^+ - r_{hi}^\top y^- + x_{lo}^\top s^+ - x_{hi}^\top s^-
+    - \tfrac12 \|v\|^2 \quad\text{s.t.}\quad A^\top y + s - G^\top v = c,
+
+whose Hessian is the identity on ``v`` (one entry per row of ``G``): HiGHS' primal active-set
+QP solver stalls for minutes on the degenerate primal of the learning QPs (thousands of steps that
+barely move the objective; vehicle, n=100: no answer after 4 minutes) and solves their dual in
+a fraction of a second.  ``x`` is read from the dual's row multipliers and accepted only if it is
+feasible and its objective meets the dual's (a certificate of optimality); otherwise the primal
+QP is solved as before.  Every solve stops at ``time_limit`` (default
+:data:`~advgame.compile.program.DEFAULT_TIME_LIMIT`) and a stop short of optimality raises
+:class:`~advgame.exceptions.SolverError` with the objective reached and the best bound known.
+"""
 
 import time
 
@@ -8,28 +26,129 @@ import scipy.sparse as sp
 
 from ..exceptions import NotApplicableError, SolverError
 from ..oracle import highs_model
-from .program import Solution
+from .program import DEFAULT_TIME_LIMIT, Solution
 
 __all__ = ["solve_highs"]
 
-_OK = {highspy.HighsModelStatus.kOptimal}
+_STATUS = highspy.HighsModelStatus
+_OK = {_STATUS.kOptimal}
+_LIMITS = {_STATUS.kTimeLimit: "time_limit", _STATUS.kIterationLimit: "iteration_limit"}
+_FEASIBLE = 2  # HiGHS' kSolutionStatusFeasible
+#: A dual-recovered ``x`` must be feasible, and meet the dual objective, within this many times
+#: the solver tolerance (relative to ``max(1, |bound|)``).
+CERTIFICATE_FACTOR = 10.0
+#: Feasibility tolerance of the second try at the dual when the first stops short of optimality.
+DUAL_RETRY_TOLERANCE = 1e-7
 
 
-def solve_highs(program, time_limit=None, tolerance=1e-9, verbose=False):
+def solve_highs(
+    program,
+    time_limit=DEFAULT_TIME_LIMIT,
+    iteration_limit=None,
+    tolerance=1e-9,
+    verbose=False,
+    formulation="auto",
+):
     """Solve an LP or QP ``program`` with HiGHS.
+
+    Parameters
+    ----------
+    time_limit : float or None, default=DEFAULT_TIME_LIMIT (300 s)
+        Wall-clock limit of the whole call in seconds (None: no limit).  For a QP solved with
+        ``formulation='auto'`` the dual gets at most half of it and the primal the rest.
+    iteration_limit : int or None
+        Limit on simplex and QP active-set iterations (None: HiGHS' default, none).
+    tolerance : float
+        HiGHS' primal and dual feasibility tolerance.
+    formulation : {'auto', 'dual', 'primal'}
+        For QPs: the dual first and the primal if the dual gives no certified answer
+        (``'auto'``), or only one of them.  Ignored for LPs.
 
     Raises
     ------
     NotApplicableError
         For SOCP programs (use ``backend='cvxpy'``).
     SolverError
-        When HiGHS does not report an optimal solution (infeasible, unbounded, time limit).
+        When HiGHS does not report an optimal solution: infeasible, unbounded, an error status,
+        or ``time_limit`` / ``iteration_limit`` reached (the message gives the objective of the
+        last iterate, its infeasibilities and the best bound known).  A partial result is never
+        returned.
     """
     if program.kind == "SOCP":
         raise NotApplicableError(
             "HiGHS solves LPs and QPs; this program has second-order cones (an l2 or group norm "
             "ball). Use backend='cvxpy'."
         )
+    if formulation not in ("auto", "dual", "primal"):
+        raise ValueError(f"formulation must be 'auto', 'dual' or 'primal'; got {formulation!r}.")
+    _check_limit("time_limit", time_limit)
+    _check_limit("iteration_limit", iteration_limit, integer=True)
+    start = time.perf_counter()
+    limits = {"iteration_limit": iteration_limit, "tolerance": tolerance, "verbose": verbose}
+    bound = None
+    if program.kind == "QP" and formulation != "primal":
+        budget = time_limit if formulation == "dual" or time_limit is None else time_limit / 2
+        x, bound, failure = _solve_dual(program, time_limit=budget, **limits)
+        if x is not None:
+            return _solution(program, x, "Optimal", start)
+        if formulation == "dual":
+            raise SolverError(failure)
+    remaining = None if time_limit is None else max(time_limit - _elapsed(start), 0.0)
+    h = _primal_model(program, remaining, **limits)
+    h.run()
+    status = h.getModelStatus()
+    if status not in _OK:
+        raise SolverError(_failure(program, h, status, time_limit, iteration_limit, bound))
+    x = np.asarray(h.getSolution().col_value)
+    return _solution(program, x, h.modelStatusToString(status), start)
+
+
+def _check_limit(name, value, integer=False):
+    """``time_limit``: a number >= 0 (0 stops at once); ``iteration_limit``: an integer >= 1."""
+    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, kinds) or not value >= int(integer):
+        expected = "a positive integer" if integer else "a non-negative number"
+        raise ValueError(f"{name} must be {expected} or None; got {value!r}.")
+
+
+def _elapsed(start):
+    return time.perf_counter() - start
+
+
+def _solution(program, x, status, start):
+    return Solution(
+        x=x,
+        objective=program.objective(x),
+        status=status,
+        backend="highs",
+        solve_seconds=_elapsed(start),
+    )
+
+
+def _configure(h, time_limit, iteration_limit):
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    if iteration_limit is not None:
+        for option in ("simplex_iteration_limit", "qp_iteration_limit", "ipm_iteration_limit"):
+            h.setOptionValue(option, int(iteration_limit))
+
+
+def _pass_hessian(h, H):
+    """Pass the upper triangle of the symmetric ``H`` (HiGHS' column-wise triangular format)."""
+    H = sp.triu(H, format="csc")
+    h.passHessian(
+        H.shape[0],
+        H.nnz,
+        highspy.HessianFormat.kTriangular,
+        H.indptr.astype(np.int32),
+        H.indices.astype(np.int32),
+        H.data.astype(np.float64),
+    )
+
+
+def _primal_model(program, time_limit, iteration_limit, tolerance, verbose):
     h = highs_model(
         program.matrix(),
         program.cost,
@@ -38,33 +157,139 @@ def solve_highs(program, time_limit=None, tolerance=1e-9, verbose=False):
         tolerance=tolerance,
         verbose=verbose,
     )
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
+    _configure(h, time_limit, iteration_limit)
     G = program.quadratic_factor()
     if G is not None:
-        H = sp.triu(G.T @ G, format="csc")  # HiGHS takes the upper triangle, column-wise
-        h.passHessian(
-            program.n_variables,
-            H.nnz,
-            highspy.HessianFormat.kTriangular,
-            H.indptr.astype(np.int32),
-            H.indices.astype(np.int32),
-            H.data,
-        )
-    start = time.perf_counter()
-    h.run()
-    seconds = time.perf_counter() - start
-    status = h.getModelStatus()
-    if status not in _OK:
-        raise SolverError(
-            f"HiGHS could not solve {program.name} ({program.kind}): status "
-            f"'{h.modelStatusToString(status)}'."
-        )
-    x = np.asarray(h.getSolution().col_value)
-    return Solution(
-        x=x,
-        objective=program.objective(x),
-        status=h.modelStatusToString(status),
-        backend="highs",
-        solve_seconds=seconds,
+        _pass_hessian(h, (G.T @ G).tocsc())
+    return h
+
+
+def dual_program(program):
+    r"""The Lagrangian dual of a QP as HiGHS data, minimised (the negated maximisation).
+
+    Variables ``z = (y, y_ranged, v, s_lo, s_hi)``: one multiplier per row (sign set by which
+    row bounds are finite), a second one for each ranged row, ``v`` (``G x`` at the optimum)
+    and, for each variable bounded on both sides, two bound multipliers.  One row per primal
+    variable: ``(A^T y - G^T v + s)_j`` equals ``c_j`` if ``x_j`` is free or boxed, is
+    ``<= c_j`` if only ``x_lo`` is finite (``>= c_j`` if only ``x_hi``) with ``x_lo (c_j - ...)``
+    folded into the objective, and is free if ``x_j`` is fixed.
+
+    Returns ``(M, cost, column_bounds, row_bounds, hessian, constant, shift)``: the optimum of
+    the program is ``constant - min`` and ``x = shift - row_dual`` (``shift`` holds the folded
+    bounds: the multiplier of row ``j`` is ``x_lo - x_j`` there, ``-x_j`` elsewhere).
+    """
+    A, G, c = program.matrix(), program.quadratic_factor(), program.cost
+    (x_lo, x_hi), (r_lo, r_hi) = program.bounds, program.row_bounds
+    lo, hi = np.isfinite(r_lo), np.isfinite(r_hi)
+    equal = lo & hi & (r_lo == r_hi)
+    ranged = lo & hi & ~equal
+    y_lo = np.where(lo & ~equal, 0.0, np.where(lo | hi, -np.inf, 0.0))
+    y_hi = np.where(~lo & hi, 0.0, np.where(lo, np.inf, 0.0))
+    y_cost = -np.where(lo, r_lo, np.where(hi, r_hi, 0.0))
+    below, above = np.isfinite(x_lo), np.isfinite(x_hi)
+    fixed = below & above & (x_lo == x_hi)
+    boxed = below & above & ~fixed
+    one_sided = (below | above) & ~boxed
+    b = np.where(one_sided, np.where(below, x_lo, x_hi), 0.0)  # folded bound values
+    n, m = c.size, G.shape[0]
+    E = sp.identity(n, format="csc")[:, np.flatnonzero(boxed)]
+    M = sp.hstack([A.T, A[ranged].T, -G.T, E, -E], format="csc")
+    cost = np.concatenate([y_cost, -r_hi[ranged], np.zeros(m), -x_lo[boxed], x_hi[boxed]]) + (
+        M.T @ b
     )
+    n_boxed, n_ranged = int(boxed.sum()), int(ranged.sum())
+    column_bounds = (
+        np.concatenate(
+            [y_lo, np.full(n_ranged, -np.inf), np.full(m, -np.inf), np.zeros(2 * n_boxed)]
+        ),
+        np.concatenate([y_hi, np.zeros(n_ranged), np.full(m + 2 * n_boxed, np.inf)]),
+    )
+    row_bounds = (
+        np.where(fixed | (below & ~above), -np.inf, c),
+        np.where(fixed | (above & ~below), np.inf, c),
+    )
+    v = np.arange(m) + program.n_rows + n_ranged
+    hessian = sp.csc_matrix((np.ones(m), (v, v)), shape=(M.shape[1],) * 2)
+    return M, cost, column_bounds, row_bounds, hessian, float(b @ c), b
+
+
+def _solve_dual(program, time_limit, iteration_limit, tolerance, verbose):
+    """``(x, None, None)`` if the dual certifies an optimum, else ``(None, bound, message)``.
+
+    The dual is run at ``tolerance`` and, if HiGHS does not reach optimality there, once more
+    at :data:`DUAL_RETRY_TOLERANCE` (the certificate still uses ``tolerance``).  ``bound`` is a
+    lower bound on the optimum (the objective of a dual-feasible iterate) or None.
+    """
+    start = time.perf_counter()
+    M, cost, columns, rows, hessian, constant, shift = dual_program(program)
+    bound, message = None, None
+    for attempt in dict.fromkeys((tolerance, max(tolerance, DUAL_RETRY_TOLERANCE))):
+        remaining = None if time_limit is None else time_limit - _elapsed(start)
+        if remaining is not None and remaining <= 0:
+            break
+        h = highs_model(M, cost, columns, rows, tolerance=attempt, verbose=verbose)
+        _configure(h, remaining, iteration_limit)
+        _pass_hessian(h, hessian)
+        h.run()
+        status, info = h.getModelStatus(), h.getInfo()
+        value = constant - float(info.objective_function_value)
+        if info.primal_solution_status == _FEASIBLE and np.isfinite(value):
+            bound = value if bound is None else max(bound, value)
+        if status in _OK:
+            x = shift - np.asarray(h.getSolution().row_dual)  # from the dual's row multipliers
+            x, message = _certify(program, x, constant - info.objective_function_value, tolerance)
+            if message is None:
+                return x, None, None
+        else:
+            message = _failure(program, h, status, time_limit, iteration_limit, bound, "dual")
+    return None, bound, message
+
+
+def _certify(program, x, bound, tolerance):
+    """``(x, None)`` if ``x`` (clipped to its bounds) is feasible and meets the dual ``bound``."""
+    x_lo, x_hi = program.bounds
+    x = np.clip(x, x_lo, x_hi)
+    r_lo, r_hi = program.row_bounds
+    Ax = program.matrix() @ x
+    slack = CERTIFICATE_FACTOR * tolerance
+    excess = np.maximum(r_lo - Ax, Ax - r_hi) / np.maximum(1.0, np.abs(Ax))
+    violation = float(np.max(excess, initial=0.0))
+    objective = program.objective(x)
+    if violation <= slack and abs(objective - bound) <= slack * max(1.0, abs(bound)):
+        return x, None
+    return x, (
+        f"the dual of {program.name} was solved but the primal read from it is not certified "
+        f"(row violation {violation:.2e}, objective {objective:.10g} against the dual bound "
+        f"{bound:.10g})."
+    )
+
+
+def _failure(program, h, status, time_limit, iteration_limit, bound=None, formulation="primal"):
+    """The message of a non-optimal HiGHS stop: status, and on a limit the progress made."""
+    name = h.modelStatusToString(status)
+    head = f"HiGHS could not solve {program.name} ({program.kind}"
+    head += ", through its dual)" if formulation == "dual" else ")"
+    limit = _LIMITS.get(status)
+    if limit is None:
+        hint = ""
+        if status == _STATUS.kUnboundedOrInfeasible:
+            hint = " (HiGHS cannot tell which)"
+        return f"{head}: status '{name}'{hint}."
+    info = h.getInfo()
+    value = time_limit if limit == "time_limit" else iteration_limit
+    message = f"{head}: status '{name}' ({limit}={value}) before optimality."
+    if formulation == "dual":
+        message += "" if bound is None else f" The best lower bound reached is {bound:.10g}."
+    elif h.getSolution().value_valid:
+        message += (
+            f" Its last iterate has objective {info.objective_function_value:.10g}, "
+            f"max primal infeasibility {info.max_primal_infeasibility:.2e}, max dual "
+            f"infeasibility {info.max_dual_infeasibility:.2e}"
+        )
+        if bound is not None:
+            gap = info.objective_function_value - bound
+            message += f"; the best lower bound is {bound:.10g} (gap {gap:.2e})"
+        message += "."
+    else:
+        message += " No iterate is available."  # e.g. stopped in presolve
+    return message + f" No partial result is returned; raise {limit}, or use backend='cvxpy'."

@@ -16,7 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Program", "Solution"]
+__all__ = ["DEFAULT_TIME_LIMIT", "Program", "Solution"]
+
+#: Wall-clock limit (seconds) of one :meth:`Program.solve` unless ``time_limit`` is given; a solve
+#: that reaches it raises :class:`~advgame.exceptions.SolverError` (never a partial result).
+DEFAULT_TIME_LIMIT = 300.0
 
 
 @dataclass
@@ -151,7 +155,22 @@ class Program:
 
     # -------------------------------------------------------------------------------- solving
     def solve(self, backend="highs", **options):
-        """Solve with ``backend='highs'`` (LP and QP) or ``'cvxpy'`` (any kind)."""
+        """Solve with ``backend='highs'`` (LP and QP) or ``'cvxpy'`` (any kind).
+
+        ``options`` go to :func:`advgame.compile.highs.solve_highs` (``time_limit``,
+        ``iteration_limit``, ``tolerance``, ``verbose``, ``formulation``) or
+        :func:`advgame.compile.cvx.solve_cvxpy` (``solver``, ``time_limit``, ``verbose`` and the
+        solver's own options).  Both stop after ``time_limit`` seconds, by default
+        :data:`DEFAULT_TIME_LIMIT` (300 s; ``None`` for no limit).
+
+        Raises
+        ------
+        SolverError
+            Unless the solver reports an optimal solution (infeasible, unbounded, a solver error,
+            or a time / iteration limit reached; the message names the program and the status,
+            and for a limit the objective reached and the best bound known).  cvxpy's
+            'optimal_inaccurate' is returned with a ``RuntimeWarning`` instead.
+        """
         if backend == "highs":
             from .highs import solve_highs
 

@@ -10,6 +10,8 @@ from .. import losses
 
 __all__ = [
     "check_positive",
+    "check_strength",
+    "validate_numeric",
     "check_iteration_params",
     "check_weights",
     "check_classification_fit",
@@ -21,19 +23,22 @@ __all__ = [
 LOSS_ALIASES = {"absolute": "ordinal"}
 
 
-def resolve_loss_matrix(loss, k, names, classes=None, **options):
+def resolve_loss_matrix(loss, k, names, classes=None, name="loss", **options):
     """A named loss ``losses.<name>(k, **options)`` (``names`` lists the accepted ones) or a
     user matrix with one column per class.  A matrix whose labels were named is aligned with
     ``classes`` (columns, and the actions named like them, reordered to class order)."""
     if isinstance(loss, str):
         if loss not in names:
-            raise ValueError(f"loss must be one of {names} or a loss matrix; got {loss!r}.")
+            raise ValueError(f"{name} must be one of {names} or a loss matrix; got {loss!r}.")
         return getattr(losses, LOSS_ALIASES.get(loss, loss))(k, **options)
-    L = losses.as_loss_matrix(loss)
+    try:
+        L = losses.as_loss_matrix(loss)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} is not a valid loss matrix: {exc}") from exc
     if L.n_labels != k:
         seen = "" if classes is None else f" {list(classes)}"
         raise ValueError(
-            f"the loss matrix has {L.n_labels} label columns but y has {k} classes{seen}; give "
+            f"the {name} matrix has {L.n_labels} label columns but y has {k} classes{seen}; give "
             "one column per class in sorted label order."
         )
     return L if classes is None else _align_to_classes(L, list(classes))
@@ -96,10 +101,44 @@ def check_weights(sample_weight, X):
     return sample_weight
 
 
+def validate_numeric(estimator, X, y="no_validation", **options):
+    """:func:`sklearn.utils.validation.validate_data` with ``dtype=float64``; non-numeric ``X``
+    (strings, objects) raises an error naming ``X`` and its dtype instead of numpy's bare
+    "could not convert string to float" (``ValueError``; ``TypeError`` as numpy raises it for
+    objects such as dicts, which scikit-learn's ``check_dtype_object`` expects)."""
+    try:
+        return validate_data(estimator, X, y, dtype=np.float64, **options)
+    except (TypeError, ValueError) as exc:
+        try:
+            np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+        else:
+            raise  # X converts: the problem is elsewhere (y, shapes, NaN), keep sklearn's message
+        dtype = X.dtype if hasattr(X, "dtype") else np.asarray(X, dtype=object).dtype
+        raise type(exc)(  # keep numpy's type: TypeError for unconvertible objects
+            f"X must be a numeric array (float64-convertible features); got dtype {dtype} "
+            f"({exc}). Encode categorical or text features first."
+        ) from exc
+
+
+def check_strength(strength, uncertainty):
+    """``strength`` must be None or a finite number, > 0 for ``'soft'`` (``lam``) and >= 0 for
+    the norm balls (``radius``); the message names ``strength``."""
+    if strength is None:
+        return
+    soft = isinstance(uncertainty, str) and uncertainty == "soft"
+    valid = isinstance(strength, numbers.Real) and not isinstance(strength, bool)
+    valid = valid and np.isfinite(strength) and (strength > 0 if soft else strength >= 0)
+    if not valid:
+        expected = "> 0 (lam of uncertainty='soft')" if soft else ">= 0 (the radius)"
+        raise ValueError(f"strength must be None or a finite number {expected}; got {strength!r}.")
+
+
 def check_classification_fit(estimator, X, y, sample_weight):
     """Validate ``fit`` input of a classifier; sets ``classes_`` and returns
     ``(X, y_index, sample_weight)`` with ``y_index`` in ``0..K-1`` (``classes_`` order)."""
-    X, y = validate_data(estimator, X, y, dtype=np.float64)
+    X, y = validate_numeric(estimator, X, y)
     check_classification_targets(y)
     estimator.classes_, y_index = np.unique(y, return_inverse=True)
     if estimator.classes_.size < 2:

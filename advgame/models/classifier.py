@@ -10,12 +10,9 @@ and prediction plays the game at the learnt potentials: the predictor's minimax 
 Corollary 14).
 """
 
-import warnings
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..compile import compile_learning
 from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
@@ -28,7 +25,13 @@ from ..solvers import (
     refine_cutting_plane,
 )
 from ..uncertainty import SoftMoments, as_uncertainty
-from ._inputs import check_classification_fit, check_iteration_params, resolve_loss_matrix
+from ._inputs import (
+    check_classification_fit,
+    check_iteration_params,
+    check_strength,
+    resolve_loss_matrix,
+    validate_numeric,
+)
 
 __all__ = ["AdversarialClassifier"]
 
@@ -190,6 +193,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"certify must be 'auto', True or False; got {self.certify!r}.")
         if self.backend not in ("auto", "highs", "cvxpy"):
             raise ValueError(f"backend must be 'auto', 'highs' or 'cvxpy'; got {self.backend!r}.")
+        check_strength(self.strength, self.uncertainty)
 
     # ----------------------------------------------------------------------------------- fit
     def fit(self, X, y, sample_weight=None):
@@ -259,15 +263,9 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
             certify = X.shape[0] * fmap.n_params <= AUTO_CERTIFY_SIZE
         n_iter = result.n_iter
         if certify:
+            # warns (with the certified gap) when it cannot certify within tol
             result = refine_cutting_plane(objective, result.theta, tol=self.tol)
             n_iter += result.n_iter
-            if result.message != "certified":
-                warnings.warn(
-                    f"the certified gap {result.gap:.2e} is above tol={self.tol:g} after "
-                    f"{result.n_iter} cutting-plane rounds; objective_ is exact for theta_.",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
         else:
             result.message = f"uncertified {solver}: {result.message}"
         self.theta_, self.objective_, self.gap_ = result.theta, result.objective, result.gap
@@ -283,7 +281,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------------------ predict
     def _potentials(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_numeric(self, X, reset=False)
         return self.feature_map_.bind(X).forward(self.theta_)
 
     def decision_function(self, X):

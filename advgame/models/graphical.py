@@ -48,7 +48,7 @@ from ..graph import GRAPH_METHODS, GraphGame
 from ..inference import check_graph, marginals, max_sum
 from ..solvers import fit_adagrad, fit_lbfgs
 from ..uncertainty import SoftMoments, as_uncertainty
-from ._inputs import check_iteration_params, resolve_loss_matrix
+from ._inputs import check_iteration_params, check_strength, resolve_loss_matrix
 
 __all__ = ["AdversarialGraphicalModel", "StructuredSVM", "GraphFeatures", "compile_graphical"]
 
@@ -147,11 +147,19 @@ def _as_example_list(name, values):
     return values
 
 
+def _as_float(name, value):
+    """``value`` as a float64 array; ``ValueError`` naming ``name`` if it is not numeric."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric array; could not convert it ({exc}).") from None
+
+
 def _check_inputs(name, values, n_columns=None):
     """Each element a finite 2-d float array with ``n_columns`` columns."""
     arrays = []
     for s, value in enumerate(values):
-        A = np.asarray(value, dtype=np.float64)
+        A = _as_float(f"{name}[{s}]", value)
         if A.ndim != 2 or A.shape[0] == 0:
             raise ValueError(f"{name}[{s}] must be a non-empty 2-d array; got shape {A.shape}.")
         if not np.all(np.isfinite(A)):
@@ -165,8 +173,8 @@ def _check_inputs(name, values, n_columns=None):
     return arrays
 
 
-def _loss_matrix(loss, k):
-    return resolve_loss_matrix(loss, k, _LOSSES)
+def _loss_matrix(loss, k, name="loss"):
+    return resolve_loss_matrix(loss, k, _LOSSES, name=name)
 
 
 # ------------------------------------------------------------------------ inner problems
@@ -417,7 +425,7 @@ class _GraphicalModel(BaseEstimator):
         width = None if fitting else self.n_edge_features_in_
         arrays = []
         for s, (value, count) in enumerate(zip(edge_X_list, edge_counts)):
-            Z = np.asarray(value, dtype=np.float64)
+            Z = _as_float(f"edge_X_list[{s}]", value)
             if Z.ndim != 2 or Z.shape[0] != count or (width is not None and Z.shape[1] != width):
                 raise ValueError(
                     f"edge_X_list[{s}] must have shape ({count}, {width or 'd_e'}): one row per "
@@ -441,6 +449,14 @@ class _GraphicalModel(BaseEstimator):
             if y.shape != (N,):
                 raise ValueError(
                     f"y_list[{s}] must hold {N} labels (one per node); got shape {y.shape}."
+                )
+            if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+                raise ValueError(
+                    f"y_list[{s}] holds NaN or infinite labels; every node needs a label."
+                )
+            if y.dtype.kind == "O":
+                raise ValueError(
+                    f"y_list[{s}] must hold numbers or strings (one dtype); got an object array."
                 )
             labels.append(y)
         y = np.concatenate(labels)
@@ -467,6 +483,7 @@ class _GraphicalModel(BaseEstimator):
 
     def _check_common(self):
         check_iteration_params(self, ("max_iter", "batch_size"), check_tol=hasattr(self, "tol"))
+        check_strength(self.strength, self.uncertainty)
         if (
             not isinstance(self.learning_rate, numbers.Real)
             or isinstance(self.learning_rate, bool)
@@ -682,7 +699,9 @@ class AdversarialGraphicalModel(_GraphicalModel):
         else:
             self.loss_matrix_ = _loss_matrix(self.loss, k)
             decision = self.loss_matrix_ if self.decision_loss is None else self.decision_loss
-        self.decision_matrix_ = _loss_matrix(decision, k)
+        self.decision_matrix_ = _loss_matrix(
+            decision, k, "loss" if self.decision_loss is None else "decision_loss"
+        )
         solver = self._choose_solver(data, k)
         if self._is_crf:
             inner = _crf_inner
@@ -776,7 +795,7 @@ class StructuredSVM(_GraphicalModel):
     def fit(self, X_list, y_list, edge_X_list=None):
         """Learn from examples ``X_list[s]`` (N_s, d) with labels ``y_list[s]`` (N_s,)."""
         self._check_common()
-        if self.loss == "log":
+        if isinstance(self.loss, str) and self.loss == "log":
             raise ValueError("loss='log' is the CRF: use AdversarialGraphicalModel(loss='log').")
         data = self._bind(X_list, edge_X_list, y_list, fitting=True)
         k = self.classes_.size

@@ -25,7 +25,7 @@ so the whole training problem is one convex QP (an LP when ``alpha = 0``) in
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_real
 from ..compile import Program
@@ -33,7 +33,7 @@ from ..compile.cvx import CLARABEL_OPTIONS
 from ..exceptions import NotApplicableError, SolverError
 from ..permutation import DECODINGS, PermutationGame, ranks_to_matrices
 from ..solvers import fit_adagrad
-from ._inputs import check_iteration_params, check_rankings, check_weights
+from ._inputs import check_iteration_params, check_rankings, check_weights, validate_numeric
 from .projection import RankingMixin
 
 __all__ = ["AdversarialMatching", "MatchingObjective", "compile_matching"]
@@ -313,7 +313,7 @@ class AdversarialMatching(RankingMixin, BaseEstimator):
             inaccurate one included).
         """
         self._check_params()
-        X = validate_data(self, X, dtype=np.float64)
+        X = validate_numeric(self, X)
         R = check_rankings(y, X.shape[0], estimator=self)
         sample_weight = check_weights(sample_weight, X)
         weights = sample_weight / sample_weight.sum()
@@ -377,7 +377,7 @@ class AdversarialMatching(RankingMixin, BaseEstimator):
         """The score matrices ``Θ`` of shape ``(n, k, k)``; ``Θ[i, j, r]`` scores label ``j`` at
         position ``r``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_numeric(self, X, reset=False)
         k = self.n_labels_
         return (X @ self.coef_ + self.intercept_).reshape(-1, k, k)
 

@@ -24,18 +24,25 @@ optimum <= objective_``.
 """
 
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from .. import closed_forms, losses
-from ..exceptions import SolverError
+from .._validation import check_real
+from ..exceptions import ConvergenceWarning, SolverError
 from ..game import Game, map_label
 from ..solvers import fit_lbfgs
 from ..uncertainty import MomentBalls
-from ._inputs import check_classification_fit, check_iteration_params, check_weights
+from ._inputs import (
+    check_classification_fit,
+    check_iteration_params,
+    check_weights,
+    validate_numeric,
+)
 
 __all__ = ["MinimaxClassifier", "MinimaxRegressor", "FeatureSelection", "robust_feature_selection"]
 
@@ -151,6 +158,14 @@ class _MinimaxModel(BaseEstimator):
         self.duality_gap_ = self.objective_ - bound
         if not message.startswith(("compiled", "L-BFGS: CONVERGENCE", "FISTA: converged")):
             self._check_bounded(X1, Theta, w, balls)
+        if message.startswith("FISTA") and not message.startswith("FISTA: converged"):
+            warnings.warn(
+                f"{type(self).__name__}: {message.split(' (')[0]}; the certified duality gap is "
+                f"{self.duality_gap_:.3g} (objective {self.objective_:.6g}). Increase max_iter, "
+                "or standardise the features: badly scaled features slow the first-order solver.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         self.A_ = A
         self.n_iter_, self.converged_, self.solver_ = n_iter, message, solver
         return self
@@ -166,14 +181,26 @@ class _MinimaxModel(BaseEstimator):
 
             result = fit_lbfgs(objective, A0.ravel(), self.max_iter, self.tol)
             return result.theta.reshape(shape), result.n_iter, "L-BFGS: " + result.message
-        return self._fista(A0, X1, Theta, w, balls, self.max_iter)
 
-    def _fista(self, A, X1, Theta, w, balls, budget, mu=None, monitor=None):
+        def certified(A, average):  # weak duality at q = ∇F (unique for smooth losses)
+            value = self._objective(A, X1, Theta, w, balls)[0]
+            Q = self.game_.adversary(self._full_potentials(X1 @ A.T))
+            gap = value - self._lower_bound(Q, X1, Theta, w, balls)
+            if gap <= self.tol * max(1.0, abs(value)):
+                return f"FISTA: converged (duality gap {gap:.2g})"
+            return None
+
+        # only the certificate ends the run: small steps are not optimality on badly scaled X
+        return self._fista(
+            A0, X1, Theta, w, balls, self.max_iter, monitor=certified, small_steps=False
+        )
+
+    def _fista(self, A, X1, Theta, w, balls, budget, mu=None, monitor=None, small_steps=True):
         """Accelerated proximal gradient with adaptive restart; step ``1 / L``,
         ``L = Lip(∇F) * lambda_max(X1^T diag(w) X1)`` with ``Lip(∇F) = 1/2`` for Brier, log and
         quadratic (seed 001 Eq. 28, 33, 35 are 1/2-Lipschitz in the potentials) and ``1 / mu``
         for the smoothed 0-1 entropy.  Stops when the gradient mapping ``(A - A+) / step`` is
-        below ``2 tol max(1, |A|)`` (the step of ``Lip = 1/2`` times ``tol``), or when
+        below ``tol max(1, |A|)`` (entrywise; unless ``small_steps`` is False), or when
         ``monitor(A)`` (called every ``MONITOR_EVERY`` iterations) returns a message."""
         d = self.n_features_in_
         S = np.sqrt(w)[:, None] * X1
@@ -192,7 +219,8 @@ class _MinimaxModel(BaseEstimator):
             following = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * momentum**2))
             Y = new + ((momentum - 1.0) / following) * change
             momentum, A = following, new
-            if np.max(np.abs(change)) * lipschitz <= self.tol * max(1.0, np.max(np.abs(A))) / 2:
+            small = np.max(np.abs(change)) / step <= self.tol * max(1.0, np.max(np.abs(A)))
+            if small_steps and small:
                 return A, iteration, "FISTA: converged"
             if monitor is not None and iteration % MONITOR_EVERY == 0:
                 message = monitor(A, average)
@@ -231,15 +259,20 @@ class _MinimaxModel(BaseEstimator):
                 bound = self._lower_bound(Q, X1, Theta, w, balls, entropy)
                 return "next mu" if smoothed_value - bound <= mu / 4 else None
 
-            A, n_iter, message = self._fista(
-                A, X1, Theta, w, balls, self.max_iter - used, mu, monitor
+            A, n_iter, message = self._fista(  # a stage ends on its smoothed gap, not on steps
+                A, X1, Theta, w, balls, self.max_iter - used, mu, monitor, small_steps=False
             )
             used += n_iter
             if message.startswith("FISTA: converged ("):
                 return A, used, message, best
             mu /= 10.0
         value = self._objective(A, X1, Theta, w, balls)[0]
-        return A, used, f"FISTA: max_iter reached (duality gap {value - best:.2g})", best
+        if value - best <= self.tol * max(1.0, abs(value)):  # certified between two monitors
+            return A, used, f"FISTA: converged (duality gap {value - best:.2g})", best
+        stop = (
+            "max_iter reached" if used >= self.max_iter else f"smoothing mu < {SMOOTHING_FLOOR:g}"
+        )
+        return A, used, f"FISTA: {stop} (duality gap {value - best:.2g})", best
 
     def _check_bounded(self, X1, Theta, w, balls):
         """Raise if Eq. 21 is unbounded below: some direction ``D`` has a negative recession
@@ -275,15 +308,20 @@ class _MinimaxModel(BaseEstimator):
         linear = self.game_.structure is not None and balls.polyhedral
         accuracy = min(self.tol, CLARABEL_TOL)
         options = {} if linear else {f"tol_{k}": accuracy for k in ("gap_abs", "gap_rel", "feas")}
+        hint = (
+            "it has no minimiser when the radius is 0 on separable classes, and is unbounded "
+            "(regression) when rho is small next to the targets; raise radius or rho."
+        )
         try:
             problem.solve(solver=cp.HIGHS if linear else cp.CLARABEL, **options)
         except cp.error.SolverError as exc:
-            raise SolverError(f"the compiled minimax program failed: {exc}") from exc
+            raise SolverError(
+                f"the compiled minimax program failed (radius={self.radius!r}): {exc} Likely "
+                f"infeasible or unbounded: {hint}"
+            ) from exc
         if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
             raise SolverError(
-                f"the compiled minimax program ended with status {problem.status!r}; it has no "
-                "minimiser when the radius is 0 on separable classes, and is unbounded "
-                "(regression) when rho is small next to the targets."
+                f"the compiled minimax program ended with status {problem.status!r}; {hint}"
             )
         self.program_ = problem
         return np.asarray(A.value, dtype=float), f"compiled ({problem.status})"
@@ -448,7 +486,7 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
 
     def _potentials(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_numeric(self, X, reset=False)
         return self._full_potentials(self._design(X) @ self.A_.T)
 
     def decision_function(self, X):
@@ -579,7 +617,7 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
     def fit(self, X, y, sample_weight=None):
         """Solve Eq. 21 with ``theta(Y) = Y`` on ``X`` (n, d) and real targets ``y``."""
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = validate_numeric(self, X, y, y_numeric=True)
         sample_weight = check_weights(sample_weight, X)
         self.game_ = Game(losses.quadratic(self.rho))
         self._fit(X, y[:, None].astype(float), sample_weight, 1)
@@ -591,7 +629,7 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
     def predict(self, X):
         """``F'(a^T x)``: the worst-case conditional mean (Eq. 33)."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_numeric(self, X, reset=False)
         return self.game_.adversary(self._design(X) @ self.A_.T)[:, 0]
 
 
@@ -627,10 +665,27 @@ def robust_feature_selection(estimator, X, y, n_features, n_radii=30, min_ratio=
     ``r_max = max_j sum_i |G_ij|``: the dual norm of the loss gradient ``G`` at zero weights
     (intercepts fitted), the smallest ``eps`` for which 0 is optimal.
     """
-    if not isinstance(n_features, numbers.Integral) or n_features < 1:
+    if not isinstance(estimator, _MinimaxModel):
+        raise TypeError(
+            "estimator must be a MinimaxClassifier or MinimaxRegressor; got "
+            f"{type(estimator).__name__}."
+        )
+    if (
+        not isinstance(n_features, numbers.Integral)
+        or isinstance(n_features, bool)
+        or n_features < 1
+    ):
         raise ValueError(f"n_features must be an integer >= 1; got {n_features!r}.")
+    if not isinstance(n_radii, numbers.Integral) or isinstance(n_radii, bool) or n_radii < 1:
+        raise ValueError(f"n_radii must be an integer >= 1; got {n_radii!r}.")
+    check_real("min_ratio", min_ratio, low=0.0, strict=True, high=1.0)
     model = clone(estimator).set_params(norm="l1inf", warm_start=True, solver="fast")
-    X = np.asarray(X, dtype=float)
+    try:
+        X = check_array(X, dtype=np.float64, input_name="X")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"X must be a finite numeric 2-D array (n_samples, n_features): {exc}"
+        ) from exc
     if n_features > X.shape[1]:
         raise ValueError(f"n_features={n_features} exceeds the {X.shape[1]} features of X.")
     model.set_params(radius=1e6).fit(X, y)  # all weights zero, intercepts fitted

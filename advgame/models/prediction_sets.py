@@ -53,14 +53,14 @@ from scipy.stats import binom
 from sklearn.base import BaseEstimator, clone
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from ..compile import Program
 from ..exceptions import ConvergenceWarning, SolverError
 from ..features import KernelFeatures, psd_eigen
 from ..metrics import prediction_set_metrics
-from ._inputs import check_classification_fit, check_iteration_params
+from ._inputs import check_classification_fit, check_iteration_params, validate_numeric
 
 __all__ = [
     "GeneralizedPredictionSet",
@@ -1281,7 +1281,7 @@ class GeneralizedPredictionSet(BaseEstimator):
         is the calibrated threshold ``thresholds_[k]`` (``+inf`` when ``tau_k = -inf``).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_numeric(self, X, reset=False)
         if self.scaler_ is not None:
             X = self.scaler_.transform(X)
         return self._scores(X) - self.thresholds_
@@ -1336,14 +1336,30 @@ def error_rate_curve(estimator, X, y, X_test, y_test, error_rates, X_unlabeled=N
         raise TypeError(
             f"estimator must be a GeneralizedPredictionSet; got {type(estimator).__name__}."
         )
-    rates = np.asarray(error_rates, dtype=float).ravel()
+    try:
+        rates = np.asarray(error_rates, dtype=float).ravel()
+    except (TypeError, ValueError):
+        rates = np.empty(0)
     if rates.size == 0 or not np.all((rates > 0) & (rates < 1)):
         raise ValueError(f"error_rates must be non-empty values in (0, 1); got {error_rates!r}.")
+    n_test, y_test = np.shape(X_test)[0] if np.ndim(X_test) else 0, np.asarray(y_test)
+    if y_test.ndim != 1 or y_test.shape[0] != n_test:
+        raise ValueError(
+            f"y_test must hold one label per row of X_test ({n_test}); got shape {y_test.shape}."
+        )
     rows = []
     for rate in rates:
         fitted = clone(estimator).set_params(error_rate=float(rate)).fit(X, y, X_unlabeled)
         metrics = prediction_set_metrics(y_test, fitted.predict_set(X_test), fitted.classes_)
         rows.append(metrics)
+    if not np.any(np.isin(y_test, fitted.classes_)):
+        warnings.warn(
+            f"no label of y_test is a training class {fitted.classes_.tolist()}: every tuning "
+            "point counts as an outlier and the coverage is undefined (nan); check that y_test "
+            "uses the labels (and dtype) of y.",
+            UserWarning,
+            stacklevel=2,
+        )
     curve = {"error_rate": rates, "classes": fitted.classes_}
     for key in ("coverage", "cardinality", "conditional_cardinality", "detection_rate"):
         curve[key] = np.array([row[key] for row in rows])

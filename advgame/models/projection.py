@@ -29,15 +29,14 @@ import warnings
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .. import decoding as decompositions
 from ..decoding import apply_flat
-from ..exceptions import NotApplicableError
-from ..features import psd_eigen
+from ..exceptions import ConvergenceWarning, NotApplicableError
+from ..features import check_kernel_params, psd_eigen
 from ..permutation import ranks_to_matrices
 from ..polytopes import (
     GEOMETRIES,
@@ -52,7 +51,13 @@ from ..polytopes import (
     Unconstrained,
     UnitCube,
 )
-from ._inputs import check_classification_fit, check_iteration_params, check_rankings, check_weights
+from ._inputs import (
+    check_classification_fit,
+    check_iteration_params,
+    check_rankings,
+    check_weights,
+    validate_numeric,
+)
 
 __all__ = ["ProjectionClassifier", "LabelRanker", "RankingMixin", "knapsack_bounds"]
 
@@ -125,6 +130,13 @@ class _FenchelYoungModel(BaseEstimator):
             raise ValueError(f"alpha must be a finite number >= 0; got {alpha!r}.")
         if self.kernel is not None and self.alpha == 0:
             raise ValueError("a kernel model needs alpha > 0 (the RKHS penalty keeps it bounded).")
+        if self.kernel is not None:
+            if not callable(self.kernel) and self.kernel not in PAIRWISE_KERNEL_FUNCTIONS:
+                raise ValueError(
+                    f"kernel must be None, a callable or one of {sorted(PAIRWISE_KERNEL_FUNCTIONS)}"
+                    f"; got {self.kernel!r}."
+                )
+            check_kernel_params(self.gamma, self.degree, self.coef0)
 
     def _design(self, X):
         if self.kernel is None:
@@ -226,7 +238,7 @@ class _FenchelYoungModel(BaseEstimator):
 
     def _scores(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_numeric(self, X, reset=False)
         T = self._design(X) @ self.coef_ + self.intercept_
         return T.reshape((X.shape[0], *self.point_shape_))
 
@@ -328,7 +340,10 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
 
     def _targets(self, X, y, sample_weight):
         """Validated ``X``, label indices (or indicators), weights, and the resolved loss."""
-        multilabel = type_of_target(y) == "multilabel-indicator"
+        try:
+            multilabel = type_of_target(y, input_name="y") == "multilabel-indicator"
+        except ValueError as exc:
+            raise ValueError(f"y must be class labels or a 0/1 indicator matrix: {exc}") from exc
         loss = ("hamming" if multilabel else "zero_one") if self.loss == "auto" else self.loss
         if loss not in CLASSIFIER_SETS:
             raise ValueError(
@@ -342,7 +357,7 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         if not multilabel:
             X, index, sample_weight = check_classification_fit(self, X, y, sample_weight)
             return X, index, sample_weight, loss
-        X, Y = validate_data(self, X, y, dtype=np.float64, multi_output=True)
+        X, Y = validate_numeric(self, X, y, multi_output=True)
         self.classes_ = np.arange(Y.shape[1])
         return X, Y.astype(np.int64), check_weights(sample_weight, X), loss
 
@@ -478,7 +493,7 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
         """Fit on features ``X`` (n, d) and rankings ``y = R`` (n, k), ``R[i, j]`` = rank of label j
         (named ``y`` as scikit-learn passes it by keyword)."""
         self._check_params()
-        X = validate_data(self, X, dtype=np.float64)
+        X = validate_numeric(self, X)
         R = check_rankings(y, X.shape[0], estimator=self)
         sample_weight = check_weights(sample_weight, X)
         k = self.n_labels_ = R.shape[1]
