@@ -720,3 +720,16 @@ def test_shared_tuning_pieces():
     assert sorted(np.r_[parts[2], parts[3]]) == list(range(7))
     # threshold = 10% quantile of 0..9 = 0.9: accepts 2 of the 4 unlabelled scores
     assert held_out_acceptance(np.arange(10.0), np.array([0.5, 0.9, 3.0, -1.0]), 0.1) == 0.5
+
+
+def test_unbounded_acceptance_regions_warn_and_the_warning_is_true():
+    """Seed 003's RBF regions accept the far field when -rho_k >= tau_k (notebook 08's draw)."""
+    X, y = ag.datasets.make_prediction_set_example1(n_per_class=200, n_outliers=100, random_state=2)
+    normal = np.random.default_rng(0).permutation(np.flatnonzero(y != -1))
+    train = np.concatenate([normal[y[normal] == k][:100] for k in range(1, 5)])
+    with pytest.warns(UserWarning, match=r"acceptance regions of classes 2 .* are unbounded"):
+        gps = ag.GeneralizedPredictionSet(error_rate=0.05, random_state=0)
+        gps.fit(X[train, :2], y[train])
+    unbounded = -gps.rho_ >= gps.thresholds_
+    far = np.array([[1e3, 1e3], [-1e3, 5e2]])
+    assert np.array_equal(gps.predict_set(far), np.tile(unbounded, (2, 1)))

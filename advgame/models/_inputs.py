@@ -109,6 +109,8 @@ def validate_numeric(estimator, X, y="no_validation", **options):
     try:
         return validate_data(estimator, X, y, dtype=np.float64, **options)
     except (TypeError, ValueError) as exc:
+        if np.iscomplexobj(X):
+            raise  # scikit-learn's "Complex data not supported" already says what is wrong
         try:
             np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError):

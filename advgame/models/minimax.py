@@ -460,6 +460,8 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
         if s == 0.0:
             return Q
         pi = np.maximum(mean_y - (1.0 - s) * mean_q, 0.0)
+        if pi.sum() <= 0.0:  # s is rounding noise: the marginals already match
+            return Q
         return (1.0 - s) * Q + s * pi / pi.sum()
 
     def _labels_in_set(self, Theta):

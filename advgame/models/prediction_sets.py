@@ -1228,7 +1228,30 @@ class GeneralizedPredictionSet(BaseEstimator):
                     for k, rows in enumerate(self.calibration_index_)
                 ]
             )
+        self._warn_unbounded_regions()
         return self
+
+    def _warn_unbounded_regions(self):
+        """Far from every fitted point an RBF decision function tends to ``-rho_k``; when that is
+        at least ``tau_k``, class ``k`` accepts everything far away, outliers included."""
+        far = [
+            k
+            for k, kernel in enumerate(self.kernels_)
+            if kernel.kernel == "rbf" and -self.rho_[k] >= self.thresholds_[k]
+        ]
+        if far:
+            detail = ", ".join(
+                f"{self.classes_[k]} (-rho = {-self.rho_[k]:.3g} >= tau = {self.thresholds_[k]:.3g})"
+                for k in far
+            )
+            warnings.warn(
+                f"the acceptance regions of classes {detail} are unbounded: far from all fitted "
+                "points f_k(x) tends to -rho_k, so every distant point (outliers included) is "
+                "accepted as these classes. Give X_unlabeled that covers the test distribution "
+                "(a larger error_rate also raises tau_k, at the cost of coverage).",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def _feature_penalties(self):
         """The values of ``C_2`` (Eq. 9) tried: ``feature_penalty``, or ``AUTO_FEATURE_PENALTIES``."""
