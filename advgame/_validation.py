@@ -1,8 +1,10 @@
 """Input checks shared by the public entry points (one message style everywhere)."""
 
+import numbers
+
 import numpy as np
 
-__all__ = ["as_potentials", "as_labels", "check_finite"]
+__all__ = ["as_potentials", "as_labels", "check_finite", "check_positive"]
 
 
 def check_finite(name, array):
@@ -92,8 +94,6 @@ def check_real(name, value, *, low=None, strict=False, high=None):
 
     ``strict`` makes the lower bound exclusive.  The message names the argument and the range.
     """
-    import numbers
-
     valid = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
     if valid and low is not None:
         valid = value > low if strict else value >= low
@@ -107,3 +107,14 @@ def check_real(name, value, *, low=None, strict=False, high=None):
             f"{name} must be a finite number{' ' + bounds if bounds else ''}; got {value!r}."
         )
     return float(value)
+
+
+def check_positive(name, value):
+    """``value`` must be a finite positive real number (not a bool); ``name`` is for the message."""
+    if (
+        not isinstance(value, numbers.Real)
+        or isinstance(value, bool)
+        or not np.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{name} must be a finite positive number; got {value!r}.")

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from ._validation import check_finite, check_real
+from ._validation import check_finite, check_positive, check_real
 
 __all__ = [
     "FeatureMap",
@@ -189,13 +189,8 @@ def check_kernel_params(gamma, degree, coef0):
     ``gamma`` is None (``1 / n_features``) or a finite number > 0, ``degree`` an integer >= 1
     and ``coef0`` a finite number; ``ValueError`` naming the parameter otherwise.
     """
-    if gamma is not None and not (
-        isinstance(gamma, numbers.Real)
-        and not isinstance(gamma, bool)
-        and np.isfinite(gamma)
-        and gamma > 0
-    ):
-        raise ValueError(f"gamma must be a finite positive number; got {gamma!r}.")
+    if gamma is not None:
+        check_positive("gamma", gamma)
     if (
         not isinstance(degree, numbers.Real)
         or isinstance(degree, bool)

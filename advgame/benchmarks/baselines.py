@@ -49,10 +49,11 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import check_positive
 from ..compile import Program
 from ..exceptions import SolverError
 from ..features import KernelFeatures, psd_eigen
-from ..models._inputs import check_classification_fit, check_positive, validate_numeric
+from ..models._inputs import check_classification_fit, validate_numeric
 
 __all__ = [
     "WestonWatkinsSVC",

@@ -7,9 +7,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .. import losses
+from .._validation import check_positive
 
 __all__ = [
-    "check_positive",
     "check_strength",
     "validate_numeric",
     "check_iteration_params",
@@ -80,17 +80,6 @@ def check_iteration_params(estimator, integers=("max_iter",), check_tol=True):
             raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
     if check_tol:
         check_positive("tol", estimator.tol)
-
-
-def check_positive(name, value):
-    """``value`` must be a finite positive real number (not a bool); ``name`` is for the message."""
-    if (
-        not isinstance(value, numbers.Real)
-        or isinstance(value, bool)
-        or not np.isfinite(value)
-        or value <= 0
-    ):
-        raise ValueError(f"{name} must be a finite positive number; got {value!r}.")
 
 
 def check_weights(sample_weight, X):

@@ -41,6 +41,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .. import losses
+from .._validation import as_float_array
 from ..compile.program import Program
 from ..exceptions import NotApplicableError
 from ..features import FeatureMap
@@ -147,19 +148,11 @@ def _as_example_list(name, values):
     return values
 
 
-def _as_float(name, value):
-    """``value`` as a float64 array; ``ValueError`` naming ``name`` if it is not numeric."""
-    try:
-        return np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric array; could not convert it ({exc}).") from None
-
-
 def _check_inputs(name, values, n_columns=None):
     """Each element a finite 2-d float array with ``n_columns`` columns."""
     arrays = []
     for s, value in enumerate(values):
-        A = _as_float(f"{name}[{s}]", value)
+        A = as_float_array(f"{name}[{s}]", value)
         if A.ndim != 2 or A.shape[0] == 0:
             raise ValueError(f"{name}[{s}] must be a non-empty 2-d array; got shape {A.shape}.")
         if not np.all(np.isfinite(A)):
@@ -425,7 +418,7 @@ class _GraphicalModel(BaseEstimator):
         width = None if fitting else self.n_edge_features_in_
         arrays = []
         for s, (value, count) in enumerate(zip(edge_X_list, edge_counts)):
-            Z = _as_float(f"edge_X_list[{s}]", value)
+            Z = as_float_array(f"edge_X_list[{s}]", value)
             if Z.ndim != 2 or Z.shape[0] != count or (width is not None and Z.shape[1] != width):
                 raise ValueError(
                     f"edge_X_list[{s}] must have shape ({count}, {width or 'd_e'}): one row per "
