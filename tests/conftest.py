@@ -1,7 +1,9 @@
 """Shared pytest configuration: hypothesis profiles and the scikit-learn conformity check.
 
-``default`` is used locally; ``ci`` (derandomised, so a CI failure reproduces) is loaded when the
-``CI`` environment variable is set.
+The ``ci`` profile is loaded by default: deadline off, a fixed number of examples and
+derandomised, so every run tries the same examples (a failure reproduces, and the suite's time
+does not wander).  ``HYPOTHESIS_PROFILE=explore`` draws fresh random examples (more of them) for
+a local hunt for counterexamples.
 """
 
 import os
@@ -12,12 +14,6 @@ from hypothesis import HealthCheck, settings
 from sklearn.utils.estimator_checks import check_estimator
 
 settings.register_profile(
-    "default",
-    deadline=None,
-    max_examples=60,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
     "ci",
     deadline=None,
     max_examples=60,
@@ -25,7 +21,13 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.load_profile("ci" if "CI" in os.environ else "default")
+settings.register_profile(
+    "explore",
+    deadline=None,
+    max_examples=300,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture

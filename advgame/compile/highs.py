@@ -39,6 +39,11 @@ _FEASIBLE = 2  # HiGHS' kSolutionStatusFeasible
 CERTIFICATE_FACTOR = 10.0
 #: Feasibility tolerance of the second try at the dual when the first stops short of optimality.
 DUAL_RETRY_TOLERANCE = 1e-7
+#: With ``formulation='auto'`` each try at the dual may take this many active-set iterations per
+#: variable and row of the program before the primal is tried: on some badly scaled duals (a
+#: prediction-set QP with 200 variables) HiGHS' active-set solver cycles at a constant objective
+#: for 100,000 iterations a second, and would otherwise spend half the time limit there.
+DUAL_ITERATIONS_PER_SIZE = 50
 
 
 def solve_highs(
@@ -62,7 +67,9 @@ def solve_highs(
         HiGHS' primal and dual feasibility tolerance.
     formulation : {'auto', 'dual', 'primal'}
         For QPs: the dual first and the primal if the dual gives no certified answer
-        (``'auto'``), or only one of them.  Ignored for LPs.
+        (``'auto'``; the dual then gets half the time limit and at most
+        :data:`DUAL_ITERATIONS_PER_SIZE` iterations per variable and row), or only one of
+        them.  Ignored for LPs.
 
     Raises
     ------
@@ -88,7 +95,11 @@ def solve_highs(
     bound = None
     if program.kind == "QP" and formulation != "primal":
         budget = time_limit if formulation == "dual" or time_limit is None else time_limit / 2
-        x, bound, failure = _solve_dual(program, time_limit=budget, **limits)
+        dual_limits = dict(limits)
+        if formulation == "auto" and iteration_limit is None:
+            size = program.n_variables + program.n_rows
+            dual_limits["iteration_limit"] = DUAL_ITERATIONS_PER_SIZE * size
+        x, bound, failure = _solve_dual(program, time_limit=budget, **dual_limits)
         if x is not None:
             return _solution(program, x, "Optimal", start)
         if formulation == "dual":
