@@ -53,9 +53,39 @@ class UncertaintySet:
         """Add the regulariser over the variable block ``theta`` (a slice) to ``program``."""
         raise NotImplementedError
 
+    def add_to_dual(self, program, terms, observed, fmap):
+        r"""Add the adversary's constraint on the moment residual to the dual ``program``.
+
+        ``terms`` are the row terms ``[(slice, matrix, label), ...]`` of the adversary's moments
+        ``sum_i w_i sum_j q_ij phi(x_i, j)`` and ``observed`` the empirical moments
+        ``sum_i w_i phi(x_i, y_i)``, so the residual is ``m(q) = terms - observed``.  The
+        residual is written ``G^T z`` with ``G`` the feature map's norm factor (``z = m`` for
+        explicit features), and the set bounds ``z`` (the dual of :meth:`add_to_program`:
+        ``R^*(m)``, which is 0 on the set and ``inf`` outside, or a penalty).
+        """
+        raise NotImplementedError
+
+    def latex_regularizer(self):
+        """``R(theta)`` as LaTeX (empty for none)."""
+        raise NotImplementedError
+
+    def latex_constraint(self):
+        """The adversary's constraint on ``m(q)`` as LaTeX, or its penalty (``(penalty, None)``:
+        ``(None, constraint)`` for a constraint)."""
+        raise NotImplementedError
+
     def __repr__(self):
         params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
         return f"{type(self).__name__}({params})"
+
+
+def _moment_gap(program, terms, observed, fmap):
+    """Rows ``m(q) - G^T z = observed`` with a free ``z`` (``moment_gap``); returns its slice."""
+    G = fmap.norm_factor()
+    z = program.add_variables("moment_gap", G.shape[0])
+    label = "G^T" if fmap.coordinate_norms is False else "I"
+    program.add_rows("moments", [*terms, (z, -G.T.tocsr(), f"-{label}")], observed, observed)
+    return z
 
 
 class Exact(UncertaintySet):
@@ -72,6 +102,15 @@ class Exact(UncertaintySet):
 
     def add_to_program(self, program, theta, fmap):
         return None
+
+    def add_to_dual(self, program, terms, observed, fmap):
+        program.add_rows("moments", terms, observed, observed)
+
+    def latex_regularizer(self):
+        return ""
+
+    def latex_constraint(self):
+        return None, r"m(q) = 0"
 
 
 class NormBall(UncertaintySet):
@@ -165,24 +204,66 @@ class NormBall(UncertaintySet):
         size = theta.stop - theta.start
         eye = sp.identity(size, format="csr")
         if self.norm == 1:  # eps * t with t >= |theta_j|
-            t = program.add_variables("linf_bound", 1, lower=0.0, cost=self.radius)
+            t = program.add_variables("linf_bound", 1, lower=0.0, cost=self.radius, label="eps")
             ones = sp.csr_matrix(np.ones((size, 1)))
-            program.add_rows("linf_upper", [(t, ones), (theta, -eye)], lower=0.0)
-            program.add_rows("linf_lower", [(t, ones), (theta, eye)], lower=0.0)
+            program.add_rows("linf_upper", [(t, ones, "1"), (theta, -eye, "-I")], lower=0.0)
+            program.add_rows("linf_lower", [(t, ones, "1"), (theta, eye, "I")], lower=0.0)
         elif self.norm == np.inf:  # eps * sum(s) with s >= |theta|
-            s = program.add_variables("l1_bound", size, lower=0.0, cost=self.radius)
-            program.add_rows("l1_upper", [(s, eye), (theta, -eye)], lower=0.0)
-            program.add_rows("l1_lower", [(s, eye), (theta, eye)], lower=0.0)
+            s = program.add_variables("l1_bound", size, lower=0.0, cost=self.radius, label="eps 1")
+            program.add_rows("l1_upper", [(s, eye, "I"), (theta, -eye, "-I")], lower=0.0)
+            program.add_rows("l1_lower", [(s, eye, "I"), (theta, eye, "I")], lower=0.0)
         elif self.norm == 2:
-            t = program.add_variables("l2_bound", 1, lower=0.0, cost=self.radius)
-            program.add_cone(t, theta, fmap.norm_factor())
+            t = program.add_variables("l2_bound", 1, lower=0.0, cost=self.radius, label="eps")
+            program.add_cone(t, theta, fmap.norm_factor(), "G")
         else:
             for index, block in enumerate(fmap.blocks()):
-                t = program.add_variables(f"group_bound_{index}", 1, lower=0.0, cost=self.radius)
+                t = program.add_variables(
+                    f"group_bound_{index}", 1, lower=0.0, cost=self.radius, label="eps"
+                )
                 select = sp.csr_matrix(
                     (np.ones(block.size), (np.arange(block.size), block)), shape=(block.size, size)
                 )
-                program.add_cone(t, theta, select)
+                program.add_cone(t, theta, select, f"S_{index}")
+
+    def add_to_dual(self, program, terms, observed, fmap):
+        self._check(fmap)
+        z = _moment_gap(program, terms, observed, fmap)
+        size = z.stop - z.start
+        eps = self.radius
+        if self.norm == np.inf:  # |z_j| <= eps
+            program.add_rows("linf ball", [(z, sp.identity(size, format="csr"), "I")], -eps, eps)
+        elif self.norm == 1:  # sum |z_j| <= eps through s >= |z|
+            s = program.add_variables("moment_abs", size, lower=0.0)
+            eye = sp.identity(size, format="csr")
+            program.add_rows("l1 ball upper", [(s, eye, "I"), (z, -eye, "-I")], lower=0.0)
+            program.add_rows("l1 ball lower", [(s, eye, "I"), (z, eye, "I")], lower=0.0)
+            program.add_rows("l1 ball", [(s, sp.csr_matrix(np.ones((1, size))), "1^T")], upper=eps)
+        elif self.norm == 2:
+            t = program.add_variables("radius", 1, lower=eps, upper=eps)
+            program.add_cone(t, z, sp.identity(size, format="csr"), "I")
+        else:
+            blocks = fmap.blocks()
+            t = program.add_variables("radius", len(blocks), lower=eps, upper=eps)
+            for index, block in enumerate(blocks):
+                select = sp.csr_matrix(
+                    (np.ones(block.size), (np.arange(block.size), block)), shape=(block.size, size)
+                )
+                program.add_cone(slice(t.start + index, t.start + index + 1), z, select, f"S_{index}")
+
+    _LATEX_NORM = {1: r"\infty", np.inf: "1", 2: "2"}
+
+    def latex_regularizer(self):
+        if self.radius == 0:
+            return ""
+        if self.norm == "group":
+            return rf"{self.radius:g} \sum_b \|\theta_b\|_2"
+        return rf"{self.radius:g} \|\theta\|_{{{self._LATEX_NORM[self.norm]}}}"
+
+    def latex_constraint(self):
+        if self.norm == "group":
+            return None, rf"\|m_b(q)\|_2 \le {self.radius:g}\ \text{{for every block }} b"
+        norm = {1: "1", np.inf: r"\infty", 2: "2"}[self.norm]
+        return None, rf"\|m(q)\|_{{{norm}}} \le {self.radius:g}"
 
 
 class SoftMoments(UncertaintySet):
@@ -213,7 +294,19 @@ class SoftMoments(UncertaintySet):
         return self.lam * fmap.apply_norm_factor(fmap.apply_norm_factor(theta), transpose=True)
 
     def add_to_program(self, program, theta, fmap):
-        program.add_quadratic(theta, np.sqrt(self.lam) * fmap.norm_factor())
+        label = r"sqrt(lam) G" if fmap.coordinate_norms is False else "sqrt(lam) I"
+        program.add_quadratic(theta, np.sqrt(self.lam) * fmap.norm_factor(), label)
+
+    def add_to_dual(self, program, terms, observed, fmap):
+        z = _moment_gap(program, terms, observed, fmap)
+        size = z.stop - z.start
+        program.add_quadratic(z, sp.identity(size, format="csr") / np.sqrt(self.lam), "I/sqrt(lam)")
+
+    def latex_regularizer(self):
+        return rf"\frac{{{self.lam:g}}}{{2}} \|\theta\|_2^2"
+
+    def latex_constraint(self):
+        return rf"\frac{{1}}{{2 \cdot {self.lam:g}}} \|m(q)\|_2^2", None
 
 
 def as_uncertainty(uncertainty, strength=None):

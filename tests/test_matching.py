@@ -104,7 +104,7 @@ def test_program_is_the_training_objective():
     """The program's optimum has no constant offset, and cvxpy re-solves it to the same value."""
     X, R = _noisy()
     model = ag.AdversarialMatching(alpha=0.1).fit(X, R)
-    problem, _ = model.program_.to_cvxpy()
+    problem = model.program_.to_cvxpy()
     problem.solve()
     assert problem.value == pytest.approx(model.objective_, rel=1e-5)
     assert set(model.program_.variables) == {"W", "b", "predictor", "a", "c"}

@@ -25,6 +25,7 @@ p < 0.05), as the paper's bold face.
 """
 
 import warnings
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -34,7 +35,7 @@ from ..models.graphical import AdversarialGraphicalModel, StructuredSVM
 from ._protocol import Progress, wilcoxon_marks
 from .oracle import machine_info, report_header, write_results
 
-__all__ = ["run", "METRICS", "PAPER_TABLE"]
+__all__ = ["run", "Settings", "FULL", "QUICK", "METRICS", "PAPER_TABLE"]
 
 #: (name, loss, node weights) of the six metrics of seed 002 Table 1.
 METRICS = (
@@ -60,6 +61,29 @@ GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 N_SEQUENCES, N_TRAIN, SPLITS = 167, 120, 20
 #: Epochs of the stochastic subgradient solvers (AGM SGD, SSVM).
 EPOCHS = 30
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Sequences generated, training sequences per split, splits, the strength multipliers tried
+    and the metrics run (names of :data:`METRICS`, the rows of the table)."""
+
+    n_sequences: int
+    n_train: int
+    splits: int
+    grid: tuple
+    metrics: tuple
+
+
+FULL = Settings(
+    n_sequences=N_SEQUENCES,
+    n_train=N_TRAIN,
+    splits=SPLITS,
+    grid=GRID,
+    metrics=tuple(name for name, _, _ in METRICS),
+)
+#: ``--quick`` (for tests; seconds): 30 sequences, 2 splits, one strength.
+QUICK = Settings(n_sequences=30, n_train=20, splits=2, grid=GRID[2:3], metrics=FULL.metrics)
 
 
 def _make(model, loss, weights, strength):
@@ -104,9 +128,14 @@ def _choose_strength(model, loss, weights, X, y, rng, grid):
 
 
 def run(quick=False, out=None, print_fn=print):
-    """Run the protocol, print the table, optionally write ``out`` (.json or .md)."""
-    n_sequences, n_train, splits = (30, 20, 2) if quick else (N_SEQUENCES, N_TRAIN, SPLITS)
-    grid = GRID[2:3] if quick else GRID
+    """Run the protocol, print the table, optionally write ``out`` (.json or .md).
+
+    ``quick`` uses :data:`QUICK` (seconds) instead of :data:`FULL`.
+    """
+    settings = QUICK if quick else FULL
+    n_sequences, n_train, splits = settings.n_sequences, settings.n_train, settings.splits
+    grid = settings.grid
+    metrics = [metric for metric in METRICS if metric[0] in settings.metrics]
     X, y = make_ordinal_sequences(n_sequences=n_sequences, random_state=0)
     rng = np.random.default_rng(0)
     partitions = [rng.permutation(n_sequences) for _ in range(splits)]
@@ -115,7 +144,7 @@ def run(quick=False, out=None, print_fn=print):
     progress = Progress("graphical")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # L-BFGS chatter at the grid's weak regularisation
-        for name, loss, weights in METRICS:
+        for name, loss, weights in metrics:
             first = partitions[0][:n_train]
             X0, y0 = _subset(X, first), _subset(y, first)
             table = {}

@@ -8,9 +8,11 @@ moments), ``LogisticRegression()`` and ``LinearSVC(multi_class='crammer_singer')
 the same run.  Also measured: the time of one objective + gradient evaluation of the surrogate
 against the two matrix products it needs (``X @ W`` and ``X.T @ G``).  ``--quick`` uses a
 stratified subsample of 2,000 rows of each problem (for tests; the numbers are not comparable).
+The sizes are :data:`FULL` and :data:`QUICK` (:class:`Settings`).
 """
 
 import warnings
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -29,7 +31,7 @@ from ..uncertainty import SoftMoments
 from ._protocol import Progress, median_seconds
 from .oracle import machine_info, report_header, write_results
 
-__all__ = ["run"]
+__all__ = ["run", "Settings", "FULL", "QUICK", "PROBLEMS"]
 
 SEED = 0
 EVAL_REPEATS = 20
@@ -37,6 +39,31 @@ EVAL_REPEATS = 20
 FIT_REPEATS, QUICK_FIT_REPEATS = 3, 1
 #: Rows of each problem in quick mode (a stratified subsample; used by the tests).
 QUICK_ROWS = 2_000
+#: The problems, in the order of the table: two vendored data sets and the synthetic one.
+PROBLEMS = ("optdigits", "satimage", "synthetic")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The problems run (names of :data:`PROBLEMS`), the rows of the synthetic problem, the
+    stratified subsample of every problem (None: all rows) and the fits per model."""
+
+    problems: tuple
+    synthetic_rows: int
+    max_rows: int | None
+    fit_repeats: int
+
+
+FULL = Settings(
+    problems=PROBLEMS, synthetic_rows=100_000, max_rows=None, fit_repeats=FIT_REPEATS
+)
+#: ``--quick`` (for tests; seconds): every problem subsampled to 2,000 rows, one fit per model.
+QUICK = Settings(
+    problems=PROBLEMS,
+    synthetic_rows=QUICK_ROWS,
+    max_rows=QUICK_ROWS,
+    fit_repeats=QUICK_FIT_REPEATS,
+)
 
 
 def _vendored(name):
@@ -138,16 +165,21 @@ def format_report(records, meta):
     return "\n".join(lines + notes)
 
 
+def _problem(name, settings):
+    """``(table name, make)`` of one of :data:`PROBLEMS`; ``make()`` returns ``(X, y)``."""
+    if name == "synthetic":
+        n = settings.synthetic_rows
+        return f"synthetic n={n}", lambda: _synthetic(n)
+    return name, lambda: _vendored(name)
+
+
 def run(quick=False, out=None, print_fn=print):
-    """Run the benchmark, print the table, optionally write ``out`` (.json or .md)."""
-    problems = [
-        ("optdigits", lambda: _vendored("optdigits")),
-        ("satimage", lambda: _vendored("satimage")),
-        (
-            f"synthetic n={QUICK_ROWS if quick else 100_000}",
-            lambda: _synthetic(QUICK_ROWS if quick else 100_000),
-        ),
-    ]
+    """Run the benchmark, print the table, optionally write ``out`` (.json or .md).
+
+    ``quick`` uses :data:`QUICK` (seconds) instead of :data:`FULL`.
+    """
+    settings = QUICK if quick else FULL
+    problems = [_problem(name, settings) for name in settings.problems]
     meta = {"date": datetime.now().isoformat(timespec="minutes"), "machine": machine_info()}
     records = []
     progress = Progress("train")
@@ -155,13 +187,7 @@ def run(quick=False, out=None, print_fn=print):
         progress(f"{i}/{len(problems)} {name}")
         X, y = make()
         records.append(
-            bench_problem(
-                name,
-                X,
-                y,
-                max_rows=QUICK_ROWS if quick else None,
-                repeats=QUICK_FIT_REPEATS if quick else FIT_REPEATS,
-            )
+            bench_problem(name, X, y, max_rows=settings.max_rows, repeats=settings.fit_repeats)
         )
     report = format_report(records, meta)
     print_fn(report)

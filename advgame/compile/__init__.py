@@ -1,10 +1,19 @@
 """Compilation of learning problems into LP / QP / SOCP programs with HiGHS and cvxpy backends."""
 
-from .learning import CompiledGame, LearningSolution, compile_cuts, compile_learning
+from .learning import (
+    AdversaryProgram,
+    AdversarySolution,
+    LearningProgram,
+    LearningSolution,
+    compile_cuts,
+    compile_learning,
+)
 from .program import Program, Solution
 
 __all__ = [
-    "CompiledGame",
+    "AdversaryProgram",
+    "AdversarySolution",
+    "LearningProgram",
     "LearningSolution",
     "Program",
     "Solution",

@@ -1,42 +1,155 @@
-"""cvxpy backend: any program kind (LP, QP, SOCP), and the program as a cvxpy ``Problem``."""
+"""cvxpy backend: any program kind (LP, QP, SOCP), and the program as a cvxpy ``Problem``.
+
+The ``Problem`` is a view of the same :class:`~advgame.compile.program.Program` the HiGHS backend
+solves: one named ``Variable`` per block and the constraints in their named groups, so that
+``print(problem)`` reads as the math (``p @ L``-style products of labelled matrices).
+"""
 
 import time
 import warnings
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 
 from ..exceptions import SolverError
 from .program import DEFAULT_TIME_LIMIT, Solution
 
-__all__ = ["to_cvxpy", "solve_cvxpy"]
+__all__ = ["NamedProblem", "to_cvxpy", "solve_cvxpy"]
+
+
+class NamedProblem(cp.Problem):
+    """A cvxpy ``Problem`` that remembers which constraints came from which named group.
+
+    ``constraint_groups[name]`` is a list of ``(constraint, side)`` pairs, ``side`` being
+    ``'lower'``, ``'upper'``, ``'equal'`` (a group of linear rows) or ``'cone'`` / ``'bounds'``.
+    """
+
+    def __init__(self, objective, groups):
+        self.constraint_groups = groups
+        super().__init__(objective, [c for pairs in groups.values() for c, _ in pairs])
+
+
+def _constant(matrix, label):
+    """A cvxpy constant printed under ``label`` (its numbers when there is none)."""
+    if sp.issparse(matrix):
+        matrix = sp.csr_matrix(matrix)
+    return cp.Constant(matrix, name=label) if label else cp.Constant(matrix)
+
+
+def _section(program, variables, block):
+    """``x[block]`` as a cvxpy expression: a named variable, a part of one, or the
+    concatenation of the variables the slice spans."""
+    pieces = []
+    for name, span in program.variables.items():
+        start, stop = max(span.start, block.start), min(span.stop, block.stop)
+        if start < stop:
+            whole = (start, stop) == (span.start, span.stop)
+            variable = variables[name]
+            pieces.append(variable if whole else variable[start - span.start : stop - span.start])
+    return pieces[0] if len(pieces) == 1 else cp.hstack(pieces)
+
+
+def _linear(program, variables, terms):
+    """``sum_b A_b @ x_b`` over a row group's terms."""
+    return sum(
+        _constant(A, label) @ _section(program, variables, block) for block, A, label in terms
+    )
+
+
+def _row_constraints(expression, lower, upper):
+    """``[(constraint, side), ...]`` for ``lower <= expression <= upper`` (same-kind rows only)."""
+    lo, hi = np.isfinite(lower), np.isfinite(upper)
+    equal = lo & hi & (lower == upper)
+    if equal.all():
+        return [(expression == _bound(lower), "equal")]
+    pairs = []
+    if equal.any() or (lo.any() and not lo.all()) or (hi.any() and not hi.all()):
+        for side, rows, bound in (
+            ("equal", np.flatnonzero(equal), lower),
+            ("lower", np.flatnonzero(lo & ~equal), lower),
+            ("upper", np.flatnonzero(hi & ~equal), upper),
+        ):
+            if rows.size:
+                part = expression[rows]
+                relation = {"equal": part == bound[rows], "lower": part >= bound[rows]}
+                pairs.append((relation.get(side, part <= bound[rows]), side))
+        return pairs
+    if lo.all():
+        pairs.append((expression >= _bound(lower), "lower"))
+    if hi.all():
+        pairs.append((expression <= _bound(upper), "upper"))
+    return pairs
+
+
+def _bound(values):
+    """A constant row bound as a scalar when it is one number (it prints as that number)."""
+    return float(values[0]) if values.size and np.all(values == values[0]) else values
 
 
 def to_cvxpy(program):
-    """Build ``(problem, x)``: the same objective and constraints over one vector variable ``x``."""
-    x = cp.Variable(program.n_variables, name="x")
-    objective = program.cost @ x
-    G = program.quadratic_factor()
-    if G is not None:
-        objective = objective + 0.5 * cp.sum_squares(G @ x)
-    constraints = []
+    """The program as a :class:`NamedProblem`: one ``cp.Variable`` per named block, its
+    constraints grouped by name, matrices and cost vectors printed under their labels."""
+    variables = {
+        name: cp.Variable(block.stop - block.start, name=name)
+        for name, block in program.variables.items()
+    }
+    sign = -1.0 if program.sense == "maximize" else 1.0
+    linear = []
+    for name, block in program.variables.items():
+        cost = sign * program.cost[block]
+        if np.any(cost):
+            label = program.labels.get(name)
+            linear.append(_constant(cost, label) @ variables[name])
+    objective = sum(linear) if linear else cp.Constant(0.0)
+    for block, factor, label in program.quadratic_terms():
+        penalty = 0.5 * cp.sum_squares(
+            _constant(factor, label) @ _section(program, variables, block)
+        )
+        objective = objective + penalty if sign > 0 else objective - penalty
+    groups = {}
     lower, upper = program.bounds
-    for bound, sign in ((lower, 1), (upper, -1)):
-        finite = np.flatnonzero(np.isfinite(bound))
-        if finite.size:
-            constraints.append(sign * x[finite] >= sign * bound[finite])
-    A = program.matrix()
-    row_lower, row_upper = program.row_bounds
-    equal = np.flatnonzero(row_lower == row_upper)
-    if equal.size:
-        constraints.append(A[equal] @ x == row_lower[equal])
-    for bound, sign in ((row_lower, 1), (row_upper, -1)):
-        rows = np.flatnonzero(np.isfinite(bound) & (row_lower != row_upper))
-        if rows.size:
-            constraints.append(sign * (A[rows] @ x) >= sign * bound[rows])
-    for t, block, factor in program.cones:
-        constraints.append(cp.SOC(x[t.start], factor @ x[block]))
-    return cp.Problem(cp.Minimize(objective), constraints), x
+    for name, block in program.variables.items():
+        pairs = _row_constraints(variables[name], lower[block], upper[block])
+        if pairs:
+            groups[f"{name} bounds"] = [(c, "bounds") for c, _ in pairs]
+    for name, _, terms, row_lower, row_upper in program.row_groups():
+        expression = _linear(program, variables, terms)
+        groups[name] = _row_constraints(expression, row_lower, row_upper)
+    for t, block, factor, label in program.cones:
+        (t_name,) = (n for n, b in program.variables.items() if b.start <= t.start < b.stop)
+        bound = _section(program, variables, t)
+        cone = cp.SOC(
+            cp.reshape(bound, (), order="C"),
+            _constant(factor, label) @ _section(program, variables, block),
+        )
+        groups.setdefault(f"{t_name} cone", []).append((cone, "cone"))
+    sense = cp.Maximize if program.sense == "maximize" else cp.Minimize
+    return NamedProblem(sense(objective), groups)
+
+
+def _read_solution(program, problem):
+    """``(x, row_duals)`` from a solved :class:`NamedProblem` (duals in the convention of
+    :class:`~advgame.compile.program.Solution`)."""
+    x = np.zeros(program.n_variables)
+    for name, variable in problem.var_dict.items():
+        x[program.variables[name]] = np.asarray(variable.value, dtype=np.float64).ravel()
+    y = np.zeros(program.n_rows)
+    for name, rows, _, row_lower, row_upper in program.row_groups():
+        lo, hi = np.isfinite(row_lower), np.isfinite(row_upper)
+        equal = lo & hi & (row_lower == row_upper)
+        masks = {"equal": equal, "lower": lo & ~equal, "upper": hi & ~equal}
+        part = np.zeros(rows.stop - rows.start)
+        for constraint, side in problem.constraint_groups[name]:
+            dual = constraint.dual_value
+            if dual is None:
+                return x, None
+            dual = np.broadcast_to(np.asarray(dual, dtype=np.float64).ravel(), (masks[side].sum(),))
+            # cvxpy's multipliers are >= 0 for both inequality sides and have the opposite
+            # sign of HiGHS' for equalities; y >= 0 at an active lower bound here
+            part[masks[side]] += dual if side == "lower" else -dual
+        y[rows] = part
+    return x, y
 
 
 #: Clarabel tolerances used by default (its own defaults leave ~1e-4 relative objective error).
@@ -82,7 +195,7 @@ def solve_cvxpy(
         or not time_limit >= 0
     ):
         raise ValueError(f"time_limit must be a non-negative number or None; got {time_limit!r}.")
-    problem, x = to_cvxpy(program)
+    problem = to_cvxpy(program)
     start = time.perf_counter()
     best, outcomes = None, []
     for name, options in _attempts(program, solver, solver_options):
@@ -104,7 +217,7 @@ def solve_cvxpy(
         status = problem.status
         outcomes.append(f"{name}: '{status}'")
         if status in _RANK and (best is None or _RANK[status] > _RANK[best[0]]):
-            best = (status, np.asarray(x.value, dtype=np.float64))
+            best = (status, *_read_solution(program, problem))
         if status == cp.OPTIMAL or status in (cp.INFEASIBLE, cp.UNBOUNDED):
             break  # optimal, or a certificate: another attempt would not change the verdict
     seconds = time.perf_counter() - start
@@ -120,7 +233,7 @@ def solve_cvxpy(
             + "; ".join(outcomes)
             + f".{limit}"
         )
-    status, value = best
+    status, value, row_duals = best
     if status == cp.OPTIMAL_INACCURATE:
         warnings.warn(
             f"cvxpy reports '{status}' for {program.name} ({program.kind}): the solution "
@@ -134,4 +247,5 @@ def solve_cvxpy(
         status=status,
         backend="cvxpy",
         solve_seconds=seconds,
+        row_duals=row_duals,
     )

@@ -99,9 +99,9 @@ def solve_highs(
         if formulation == "auto" and iteration_limit is None:
             size = program.n_variables + program.n_rows
             dual_limits["iteration_limit"] = DUAL_ITERATIONS_PER_SIZE * size
-        x, bound, failure = _solve_dual(program, time_limit=budget, **dual_limits)
+        x, y, bound, failure = _solve_dual(program, time_limit=budget, **dual_limits)
         if x is not None:
-            return _solution(program, x, "Optimal", start)
+            return _solution(program, x, y, "Optimal", start)
         if formulation == "dual":
             raise SolverError(failure)
     remaining = None if time_limit is None else max(time_limit - _elapsed(start), 0.0)
@@ -110,8 +110,9 @@ def solve_highs(
     status = h.getModelStatus()
     if status not in _OK:
         raise SolverError(_failure(program, h, status, time_limit, iteration_limit, bound))
-    x = np.asarray(h.getSolution().col_value)
-    return _solution(program, x, h.modelStatusToString(status), start)
+    solution = h.getSolution()
+    x, y = np.asarray(solution.col_value), np.asarray(solution.row_dual)
+    return _solution(program, x, y, h.modelStatusToString(status), start)
 
 
 def _check_limit(name, value, integer=False):
@@ -128,13 +129,14 @@ def _elapsed(start):
     return time.perf_counter() - start
 
 
-def _solution(program, x, status, start):
+def _solution(program, x, row_duals, status, start):
     return Solution(
         x=x,
         objective=program.objective(x),
         status=status,
         backend="highs",
         solve_seconds=_elapsed(start),
+        row_duals=row_duals,
     )
 
 
@@ -225,7 +227,8 @@ def dual_program(program):
 
 
 def _solve_dual(program, time_limit, iteration_limit, tolerance, verbose):
-    """``(x, None, None)`` if the dual certifies an optimum, else ``(None, bound, message)``.
+    """``(x, y, None, None)`` if the dual certifies an optimum (``y``: the row multipliers, the
+    dual's own variables), else ``(None, None, bound, message)``.
 
     The dual is run at ``tolerance`` and, if HiGHS does not reach optimality there, once more
     at :data:`DUAL_RETRY_TOLERANCE` (the certificate still uses ``tolerance``).  ``bound`` is a
@@ -247,13 +250,24 @@ def _solve_dual(program, time_limit, iteration_limit, tolerance, verbose):
         if info.primal_solution_status == _FEASIBLE and np.isfinite(value):
             bound = value if bound is None else max(bound, value)
         if status in _OK:
-            x = shift - np.asarray(h.getSolution().row_dual)  # from the dual's row multipliers
+            solution = h.getSolution()
+            x = shift - np.asarray(solution.row_dual)  # from the dual's row multipliers
             x, message = _certify(program, x, constant - info.objective_function_value, tolerance)
             if message is None:
-                return x, None, None
+                return x, _row_multipliers(program, solution.col_value), None, None
         else:
             message = _failure(program, h, status, time_limit, iteration_limit, bound, "dual")
-    return None, bound, message
+    return None, None, bound, message
+
+
+def _row_multipliers(program, z):
+    """The program's row multipliers from the dual's variables ``(y, y_ranged, ...)``: ``y``,
+    plus the upper-side multiplier of each ranged row (see :func:`dual_program`)."""
+    r_lo, r_hi = program.row_bounds
+    ranged = np.isfinite(r_lo) & np.isfinite(r_hi) & (r_lo != r_hi)
+    y = np.array(z[: program.n_rows], dtype=np.float64)
+    y[ranged] += np.asarray(z[program.n_rows : program.n_rows + int(ranged.sum())])
+    return y
 
 
 def _certify(program, x, bound, tolerance):
@@ -265,7 +279,7 @@ def _certify(program, x, bound, tolerance):
     slack = CERTIFICATE_FACTOR * tolerance
     excess = np.maximum(r_lo - Ax, Ax - r_hi) / np.maximum(1.0, np.abs(Ax))
     violation = float(np.max(excess, initial=0.0))
-    objective = program.objective(x)
+    objective = program.minimized_objective(x)
     if violation <= slack and abs(objective - bound) <= slack * max(1.0, abs(bound)):
         return x, None
     return x, (

@@ -15,6 +15,7 @@ predictor's minimax distribution for sample ``i`` (Eq. 9).
 """
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,42 +23,138 @@ import scipy.sparse as sp
 from ..exceptions import SolverError
 from .program import Program, Solution
 
-__all__ = ["CompiledGame", "LearningSolution", "compile_cuts", "compile_learning"]
+__all__ = [
+    "AdversaryProgram",
+    "AdversarySolution",
+    "LearningProgram",
+    "LearningSolution",
+    "compile_cuts",
+    "compile_learning",
+    "learning_dual",
+    "learning_primal",
+]
 
 
 @dataclass
 class LearningSolution:
-    """``theta``, the objective, each sample's predictor ``P`` (n, l) and the raw solution."""
+    """A solved learning program.
+
+    Attributes
+    ----------
+    theta : ndarray
+        The model parameters (the moment multipliers).
+    objective : float
+        The optimal learning objective.
+    P : ndarray of shape (n, l)
+        Each sample's minimax predictor ``p*_i`` (seed 000 Eq. 9).
+    Q : ndarray of shape (n, k)
+        Each sample's worst-case conditional ``q*_i``: the multipliers of sample ``i``'s ``game``
+        rows divided by its weight (seed 000 Theorem 2: the adversary's side of the saddle point).
+    duals : dict
+        The multipliers of every constraint group, by name.
+    solution : Solution
+        The raw solution of the program.
+    """
 
     theta: np.ndarray
     objective: float
     P: np.ndarray
+    Q: np.ndarray
+    duals: dict
     solution: Solution
 
 
-class CompiledGame:
-    """The compiled learning program plus what is needed to read its solution."""
+@dataclass
+class AdversarySolution:
+    """The solved adversary's program: its optimal ``value`` and each sample's ``Q`` (n, k)."""
 
-    def __init__(self, program, n_samples, n_actions):
-        self.program = program
+    value: float
+    Q: np.ndarray
+    solution: Solution
+
+
+def _rows_to_distributions(M):
+    """Rows of a non-negative (n, k) array scaled to sum to one (uniform where a row is 0)."""
+    M = np.clip(M, 0.0, None)
+    total = M.sum(axis=1, keepdims=True)
+    uniform = np.full_like(M, 1.0 / M.shape[1])
+    return np.where(total > 0, M / np.where(total > 0, total, 1.0), uniform)
+
+
+class LearningProgram:
+    r"""The compiled learning problem of a declared game: the predictor's program (the primal),
+    the adversary's program (:meth:`dual`), and their LaTeX.
+
+    The primal is seed 000's learning problem with each game dualised (DESIGN §2):
+
+    .. math::  \min_{\theta, u, p}\ \sum_i w_i (u_i - f_{i, y_i}(\theta)) + R(\theta)
+               \quad\text{s.t.}\quad u_i \ge (L^\top p_i)_j + f_{ij}(\theta),\ p_i \in \Delta_l;
+
+    the dual is the adversary's maximisation over each sample's conditional ``q_i`` in the
+    polytope, with the uncertainty set as a constraint on the moment residual ``m(q)`` (or a
+    penalty on it):
+
+    .. math::  \max_{q, v}\ \sum_i w_i v_i - R^*(m(q)) \quad\text{s.t.}\quad
+               v_i \le (L q_i)_a\ \forall a,\ q_i \in \Delta_k.
+
+    Both have the same optimum (strong duality; tested), the primal's ``game`` multipliers are
+    ``w_i q*_i`` and the dual's ``game`` multipliers are ``w_i p*_i``.
+    """
+
+    def __init__(self, primal, dual_builder, n_samples, n_labels, n_actions, weights, latex):
+        self.program = primal
+        self._dual_builder = dual_builder
+        self._dual = None
         self.n_samples = n_samples
+        self.n_labels = n_labels
         self.n_actions = n_actions
+        self.weights = weights
+        self._latex = latex
 
     @property
     def kind(self):
         """'LP', 'QP' or 'SOCP' (set by the uncertainty set)."""
         return self.program.kind
 
+    @property
+    def variables(self):
+        """The primal's named variable blocks (name -> slice)."""
+        return self.program.variables
+
+    @property
+    def constraints(self):
+        """The primal's named constraint groups (name -> slice of rows)."""
+        return self.program.rows
+
     def describe(self):
         """Kind, variable and constraint blocks, sizes (see :meth:`Program.describe`)."""
         return self.program.describe()
 
     def to_cvxpy(self):
-        """The program as a cvxpy ``Problem`` (and its variable vector)."""
+        """The primal as a cvxpy ``Problem`` with named variables (``var_dict['theta']``, ``'u'``,
+        ``'p'``, ...) and named constraint groups (``constraint_groups['game']``, ...)."""
         return self.program.to_cvxpy()
 
+    def dual(self):
+        """The adversary's program (:class:`AdversaryProgram`), built on first use."""
+        if self._dual is None:
+            self._dual = AdversaryProgram(self._dual_builder(), self.n_samples, self.n_labels)
+        return self._dual
+
+    def latex(self):
+        """The primal and the dual as LaTeX (``align*`` blocks), the declared pieces
+        substituted: the loss matrix, the features, the polytope, the norm and radius."""
+        return self._latex
+
+    def _repr_latex_(self):
+        return self._latex
+
     def solve(self, backend="highs", **options):
-        """Solve with ``backend='highs'`` or ``'cvxpy'``; returns a :class:`LearningSolution`."""
+        """Solve with ``backend='highs'`` (LP, QP) or ``'cvxpy'`` (any kind).
+
+        Returns a :class:`LearningSolution` with ``theta``, the objective, each sample's predictor
+        ``P`` and adversary ``Q``, and the duals of every constraint group.
+        """
         try:
             solution = self.program.solve(backend=backend, **options)
         except SolverError as exc:
@@ -69,35 +166,122 @@ class CompiledGame:
                 "unregularised kernel programs. Use backend='cvxpy' or a regularising uncertainty "
                 "set (SoftMoments or NormBall)."
             ) from None
-        x = solution.x
+        x, n = solution.x, self.n_samples
         theta = x[self.program.variables["theta"]].copy()
-        P = x[self.program.variables["p"]].reshape(self.n_samples, self.n_actions)
-        P = np.clip(P, 0.0, None)
-        P /= P.sum(axis=1, keepdims=True)
-        return LearningSolution(theta=theta, objective=solution.objective, P=P, solution=solution)
+        P = _rows_to_distributions(x[self.program.variables["p"]].reshape(n, self.n_actions))
+        duals = self.program.duals(solution) if solution.row_duals is not None else {}
+        Q = _rows_to_distributions(duals["game"].reshape(n, self.n_labels)) if duals else None
+        return LearningSolution(
+            theta=theta, objective=solution.objective, P=P, Q=Q, duals=duals, solution=solution
+        )
 
     def __repr__(self):
-        return f"CompiledGame({self.program!r})"
+        return f"LearningProgram({self.program!r})"
 
 
-def _objective_blocks(fmap, uncertainty, D, y, w, name):
-    """``theta`` and ``u`` with the objective ``sum_i w_i (u_i - f_{i,y_i}) + R(theta)``."""
-    n = y.size
-    k = D.shape[0] // n
-    observed = D[np.arange(n) * k + y]
-    program = Program(name)
-    theta = program.add_variables("theta", fmap.n_params, cost=-(observed.T @ w))
-    u = program.add_variables("u", n, cost=w)
-    uncertainty.add_to_program(program, theta, fmap)
-    return program, theta, u
+class AdversaryProgram:
+    """The adversary's program of a :class:`LearningProgram` (a maximisation)."""
+
+    def __init__(self, program, n_samples, n_labels):
+        self.program = program
+        self.n_samples = n_samples
+        self.n_labels = n_labels
+
+    @property
+    def kind(self):
+        return self.program.kind
+
+    @property
+    def variables(self):
+        return self.program.variables
+
+    @property
+    def constraints(self):
+        return self.program.rows
+
+    def describe(self):
+        return self.program.describe()
+
+    def to_cvxpy(self):
+        """The adversary's program as a cvxpy ``Problem`` (``maximize``), named like the primal."""
+        return self.program.to_cvxpy()
+
+    def solve(self, backend="highs", **options):
+        """Solve; returns an :class:`AdversarySolution` (its ``value`` equals the primal's
+        optimum, its ``Q`` is a worst-case conditional for every sample)."""
+        solution = self.program.solve(backend=backend, **options)
+        Q = solution.x[self.program.variables["q"]].reshape(self.n_samples, self.n_labels)
+        return AdversarySolution(
+            value=solution.objective, Q=_rows_to_distributions(Q), solution=solution
+        )
+
+    def __repr__(self):
+        return f"AdversaryProgram({self.program!r})"
 
 
 def _weights(sample_weight, n):
     return np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
 
 
-def compile_learning(loss_matrix, fmap, uncertainty, X, y, sample_weight=None):
-    """Build the program for a fitted feature map, an uncertainty set and data.
+def _observed(D, y, w):
+    """``sum_i w_i phi(x_i, y_i)``: the empirical moments."""
+    n = y.size
+    k = D.shape[0] // n
+    return D[np.arange(n) * k + y].T @ w
+
+
+def learning_primal(L, fmap, uncertainty, D, y, w, name="adversarial learning"):
+    """The predictor's program (blocks ``theta``, ``u``, ``p``; rows ``game``, ``simplex``)."""
+    l, k = L.shape
+    n = y.size
+    program = Program(f"{name} ({uncertainty.program_kind})")
+    theta = program.add_variables("theta", fmap.n_params, cost=-_observed(D, y, w), label="-b")
+    u = program.add_variables("u", n, cost=w, label="w")
+    uncertainty.add_to_program(program, theta, fmap)
+    p = program.add_variables("p", n * l, lower=0.0)
+    eye = sp.identity(n, format="csr")
+    program.add_rows(
+        "game",
+        [
+            (u, sp.kron(eye, np.ones((k, 1)), format="csr"), "kron(I_n, 1_k)"),
+            (p, sp.kron(eye, -L.T, format="csr"), "-kron(I_n, L^T)"),
+            (theta, -D, "-Phi"),
+        ],
+        lower=0.0,
+    )
+    program.add_rows(
+        "simplex", [(p, sp.kron(eye, np.ones((1, l)), format="csr"), "kron(I_n, 1_l^T)")], 1.0, 1.0
+    )
+    return program
+
+
+def learning_dual(L, fmap, uncertainty, D, y, w, name="adversary"):
+    """The adversary's program (blocks ``q``, ``v``, moment-gap variables; rows ``simplex``,
+    ``game``, ``moments`` and the uncertainty set's own)."""
+    l, k = L.shape
+    n = y.size
+    program = Program(f"{name} ({uncertainty.program_kind})", sense="maximize")
+    q = program.add_variables("q", n * k, lower=0.0)
+    v = program.add_variables("v", n, cost=w, label="w")
+    eye = sp.identity(n, format="csr")
+    program.add_rows(
+        "simplex", [(q, sp.kron(eye, np.ones((1, k)), format="csr"), "kron(I_n, 1_k^T)")], 1.0, 1.0
+    )
+    program.add_rows(
+        "game",
+        [
+            (q, sp.kron(eye, L, format="csr"), "kron(I_n, L)"),
+            (v, -sp.kron(eye, np.ones((l, 1)), format="csr"), "-kron(I_n, 1_l)"),
+        ],
+        lower=0.0,
+    )
+    weighted = (D.T @ sp.diags(np.repeat(w, k))).tocsr()
+    uncertainty.add_to_dual(program, [(q, weighted, "Phi^T W")], _observed(D, y, w), fmap)
+    return program
+
+
+def compile_learning(loss_matrix, fmap, uncertainty, X, y, sample_weight=None, latex=""):
+    """The :class:`LearningProgram` for a fitted feature map, an uncertainty set and data.
 
     Parameters
     ----------
@@ -110,26 +294,24 @@ def compile_learning(loss_matrix, fmap, uncertainty, X, y, sample_weight=None):
         Label indices ``0..k-1``.
     sample_weight : ndarray of shape (n,), optional
         Non-negative; normalised to sum to one.
+    latex : str
+        The programs' LaTeX (:meth:`LearningProgram.latex`), written by the declaration.
     """
     L = np.asarray(loss_matrix, dtype=np.float64)
     l, k = L.shape
     n = X.shape[0]
     D = fmap.bind(X).matrix()
-    name = f"adversarial learning ({uncertainty.program_kind})"
-    program, theta, u = _objective_blocks(fmap, uncertainty, D, y, _weights(sample_weight, n), name)
-    p = program.add_variables("p", n * l, lower=0.0)
-    eye = sp.identity(n, format="csr")
-    program.add_rows(
-        "game",
-        [
-            (u, sp.kron(eye, np.ones((k, 1)), format="csr")),
-            (p, sp.kron(eye, -L.T, format="csr")),
-            (theta, -D),
-        ],
-        lower=0.0,
+    w = _weights(sample_weight, n)
+    primal = learning_primal(L, fmap, uncertainty, D, y, w)
+    return LearningProgram(
+        primal,
+        partial(learning_dual, L, fmap, uncertainty, D, y, w),
+        n,
+        k,
+        l,
+        w,
+        latex,
     )
-    program.add_rows("simplex", [(p, sp.kron(eye, np.ones((1, l)), format="csr"))], 1.0, 1.0)
-    return CompiledGame(program, n, l)
 
 
 def compile_cuts(loss_matrix, fmap, uncertainty, D, y, weights, cut_rows, cut_Q):
@@ -151,7 +333,10 @@ def compile_cuts(loss_matrix, fmap, uncertainty, D, y, weights, cut_rows, cut_Q)
     """
     L = np.asarray(loss_matrix, dtype=np.float64)
     n, k, m = y.size, L.shape[1], cut_rows.size
-    program, theta, u = _objective_blocks(fmap, uncertainty, D, y, weights, "cutting-plane master")
+    program = Program("cutting-plane master")
+    theta = program.add_variables("theta", fmap.n_params, cost=-_observed(D, y, weights))
+    u = program.add_variables("u", n, cost=weights)
+    uncertainty.add_to_program(program, theta, fmap)
     columns = (cut_rows[:, None] * k + np.arange(k)).ravel()
     C = sp.csr_matrix((cut_Q.ravel(), (np.repeat(np.arange(m), k), columns)), shape=(m, n * k))
     select = sp.csr_matrix((np.ones(m), (np.arange(m), cut_rows)), shape=(m, n))

@@ -25,42 +25,78 @@ DEFAULT_TIME_LIMIT = 300.0
 
 @dataclass
 class Solution:
-    """A solved program: the variable vector, objective and solver status."""
+    """A solved program: the variable vector, objective (in the program's sense) and status.
+
+    ``row_duals`` are the multipliers ``y`` of the linear rows in the minimisation form
+    ``min c^T x + ½||Gx||^2`` (``c + G^T G x = A^T y + `` bound multipliers): ``y >= 0`` on a row
+    held at its lower bound, ``<= 0`` at its upper bound; None when the backend gave none.
+    """
 
     x: np.ndarray
     objective: float
     status: str
     backend: str
     solve_seconds: float
+    row_duals: np.ndarray | None = None
+
+
+def _term(term):
+    """``(slice, matrix, label)`` from ``(slice, matrix)`` or ``(slice, matrix, label)``."""
+    block, matrix, *label = term
+    return block, matrix, (label[0] if label else None)
 
 
 class Program:
-    """A convex program assembled from named blocks of variables and constraints."""
+    """A convex program assembled from named blocks of variables and constraints.
 
-    def __init__(self, name="program"):
+    ``sense='maximize'`` keeps the objective of a maximisation (``c^T x - ½||G x||^2``) for
+    :meth:`objective`, :meth:`to_cvxpy` and the solution; the backends always minimise
+    :attr:`cost` (its negation) plus ``½||G x||^2``.  Every matrix may carry a label, the name it
+    is printed under in :meth:`to_cvxpy` (the view of the program that reads as the math).
+    """
+
+    def __init__(self, name="program", sense="minimize"):
+        if sense not in ("minimize", "maximize"):
+            raise ValueError(f"sense must be 'minimize' or 'maximize'; got {sense!r}.")
         self.name = name
+        self.sense = sense
         self.variables = {}  # name -> slice
         self.rows = {}  # name -> slice
+        self.labels = {}  # variable name -> label of its cost vector
         self._cost, self._lower, self._upper = [], [], []
         self._row_terms, self._row_lower, self._row_upper = [], [], []
-        self._quadratic = []  # (slice, factor)
-        self.cones = []  # (t_slice, x_slice, factor)
+        self._quadratic = []  # (slice, factor, label)
+        self.cones = []  # (t_slice, x_slice, factor, label)
         self.n_variables = 0
         self.n_rows = 0
 
     # ------------------------------------------------------------------------------ building
-    def add_variables(self, name, size, lower=-np.inf, upper=np.inf, cost=0.0):
-        """Add ``size`` variables; returns their slice of ``x``."""
+    def add_variables(self, name, size, lower=-np.inf, upper=np.inf, cost=0.0, label=None):
+        """Add ``size`` variables; returns their slice of ``x``.
+
+        ``cost`` is their objective coefficient in the program's sense, ``label`` the name of
+        that cost vector when printed.
+        """
+        if name in self.variables:
+            raise ValueError(f"the program already has a variable block named {name!r}.")
         block = slice(self.n_variables, self.n_variables + size)
         self.variables[name] = block
         self.n_variables += size
+        if label is not None:
+            self.labels[name] = label
         self._cost.append(np.broadcast_to(np.asarray(cost, dtype=np.float64), (size,)))
         self._lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (size,)))
         self._upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (size,)))
         return block
 
     def add_rows(self, name, terms, lower=-np.inf, upper=np.inf):
-        """Add rows ``lower <= sum_b A_b x_b <= upper`` from ``terms = [(slice_b, A_b), ...]``."""
+        """Add rows ``lower <= sum_b A_b x_b <= upper`` from ``terms = [(slice_b, A_b), ...]``.
+
+        A term may be ``(slice_b, A_b, label)``: ``A_b`` is then printed as ``label``.
+        """
+        if name in self.rows:
+            raise ValueError(f"the program already has a constraint group named {name!r}.")
+        terms = [_term(term) for term in terms]
         size = terms[0][1].shape[0]
         block = slice(self.n_rows, self.n_rows + size)
         self.rows[name] = block
@@ -70,13 +106,14 @@ class Program:
         self._row_upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (size,)))
         return block
 
-    def add_quadratic(self, block, factor):
-        """Add ``½ ||factor @ x[block]||^2`` to the objective."""
-        self._quadratic.append((block, sp.csr_matrix(factor)))
+    def add_quadratic(self, block, factor, label=None):
+        """Add ``½ ||factor @ x[block]||^2`` to the minimised form of the objective (a penalty:
+        subtracted from a maximisation)."""
+        self._quadratic.append((block, sp.csr_matrix(factor), label))
 
-    def add_cone(self, t, block, factor):
+    def add_cone(self, t, block, factor, label=None):
         """Add the second-order cone ``||factor @ x[block]||_2 <= x[t]``."""
-        self.cones.append((t, block, sp.csr_matrix(factor)))
+        self.cones.append((t, block, sp.csr_matrix(factor), label))
 
     # ---------------------------------------------------------------------------- assembled
     @property
@@ -85,9 +122,13 @@ class Program:
         return "SOCP" if self.cones else ("QP" if self._quadratic else "LP")
 
     @property
+    def _sign(self):
+        return -1.0 if self.sense == "maximize" else 1.0
+
+    @property
     def cost(self):
-        """The linear objective ``c`` (length ``n_variables``)."""
-        return np.concatenate(self._cost)
+        """The linear objective ``c`` of the minimised form (length ``n_variables``)."""
+        return self._sign * np.concatenate(self._cost)
 
     @property
     def bounds(self):
@@ -99,22 +140,38 @@ class Program:
         """``(r_lo, r_hi)`` constraint bounds (equal for equality rows)."""
         return np.concatenate(self._row_lower), np.concatenate(self._row_upper)
 
+    def row_groups(self):
+        """``[(name, rows, [(variable slice, matrix, label), ...], lower, upper), ...]``."""
+        return [
+            (name, rows, terms, lower, upper)
+            for name, (rows, terms), lower, upper in zip(
+                self.rows, self._row_terms, self._row_lower, self._row_upper
+            )
+        ]
+
+    def quadratic_terms(self):
+        """``[(variable slice, factor, label), ...]`` of ``½ ||factor x_b||^2``."""
+        return list(self._quadratic)
+
     def matrix(self):
         """The constraint matrix ``A`` (CSR, ``n_rows x n_variables``)."""
         pieces = []
         for rows, terms in self._row_terms:
-            for cols, A in terms:
+            for cols, A, _ in terms:
                 A = sp.coo_matrix(A)
                 pieces.append((A.row + rows.start, A.col + cols.start, A.data))
+        if not pieces:
+            return sp.csr_matrix((self.n_rows, self.n_variables))
         r, c, v = (np.concatenate(p) for p in zip(*pieces))
         return sp.csr_matrix((v, (r, c)), shape=(self.n_rows, self.n_variables))
 
     def quadratic_factor(self):
-        """``G`` with the objective's quadratic part ``½ ||G x||^2`` (None for LP/SOCP)."""
+        """``G`` with the minimised objective's quadratic part ``½ ||G x||^2`` (None for
+        LP/SOCP)."""
         if not self._quadratic:
             return None
         parts = []
-        for block, factor in self._quadratic:
+        for block, factor, _ in self._quadratic:
             full = sp.hstack(
                 [
                     sp.csr_matrix((factor.shape[0], block.start)),
@@ -126,14 +183,24 @@ class Program:
             parts.append(full)
         return sp.vstack(parts, format="csr")
 
-    def objective(self, x):
-        """Evaluate ``c^T x + ½ ||G x||^2`` at ``x``."""
+    def minimized_objective(self, x):
+        """``c^T x + ½ ||G x||^2``: the form the backends minimise."""
         value = float(self.cost @ x)
         G = self.quadratic_factor()
         if G is not None:
             z = G @ x
             value += 0.5 * float(z @ z)
         return value
+
+    def objective(self, x):
+        """The objective at ``x`` in the program's sense."""
+        return self._sign * self.minimized_objective(x)
+
+    def duals(self, solution):
+        """The row multipliers of ``solution`` by constraint group (see :class:`Solution`)."""
+        if solution.row_duals is None:
+            raise ValueError(f"the {solution.backend} solution carries no row multipliers.")
+        return {name: solution.row_duals[rows] for name, rows in self.rows.items()}
 
     def describe(self):
         """A readable summary: kind, variable blocks, constraint blocks, sizes."""
@@ -142,7 +209,8 @@ class Program:
             f"{self.name}: {self.kind} with {self.n_variables:,} variables, {self.n_rows:,} "
             f"linear constraints ({0 if A is None else A.nnz:,} nonzeros)"
             + (f", {len(self.cones)} second-order cones" if self.cones else "")
-            + (", quadratic objective" if self._quadratic else ""),
+            + (", quadratic objective" if self._quadratic else "")
+            + (" (a maximisation)" if self.sense == "maximize" else ""),
             "  variables:",
         ]
         lines += [f"    {n:<20} {b.stop - b.start:>9,}" for n, b in self.variables.items()]
@@ -182,7 +250,9 @@ class Program:
         raise ValueError(f"backend must be 'highs' or 'cvxpy'; got {backend!r}.")
 
     def to_cvxpy(self):
-        """The program as a cvxpy ``Problem`` and its variable vector ``x``."""
+        """The program as a cvxpy ``Problem`` with one named ``Variable`` per block
+        (``problem.var_dict[name]``) and its constraints grouped by name
+        (``problem.constraint_groups[name]``); matrices print under their labels."""
         from .cvx import to_cvxpy
 
         return to_cvxpy(self)
