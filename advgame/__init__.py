@@ -8,6 +8,7 @@ from . import (
     closed_forms,
     datasets,
     decoding,
+    features,
     inference,
     losses,
     metrics,
@@ -16,6 +17,7 @@ from . import (
     verify,
     vertices,
 )
+from .declaration import PredictionGame
 from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError, SolverError
 from .game import Game
 from .graph import GraphGame
@@ -35,7 +37,7 @@ from .models import (
 )
 from .permutation import PermutationGame
 from .polytopes import FenchelYoungLoss
-from .uncertainty import Exact, NormBall, SoftMoments
+from .uncertainty import Exact, MomentBalls, NormBall, SoftMoments
 
 __version__ = "0.1.0"
 
@@ -53,6 +55,8 @@ __all__ = [
     "robust_feature_selection",
     "Exact",
     "Game",
+    "PredictionGame",
+    "MomentBalls",
     "GraphGame",
     "PermutationGame",
     "FenchelYoungLoss",
@@ -66,6 +70,7 @@ __all__ = [
     "closed_forms",
     "datasets",
     "decoding",
+    "features",
     "inference",
     "losses",
     "metrics",

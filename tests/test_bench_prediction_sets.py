@@ -1,9 +1,13 @@
-"""``advgame bench prediction-sets``: the quick run through the CLI, a scorer that ignores its input
-is flagged, and the baselines' split-conformal thresholds give the promised coverage."""
+"""``advgame bench prediction-sets``: the quick run through the CLI (slow tier) and a tiny run of
+the same path, a scorer that ignores its input is flagged, and the baselines' split-conformal
+thresholds give the promised coverage."""
 
 import json
 import math
+import re
+from dataclasses import asdict, replace
 
+import joblib
 import numpy as np
 import pytest
 
@@ -15,6 +19,7 @@ from advgame.datasets import OUTLIER, make_prediction_set_example1
 pytestmark = pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
 
 
+@pytest.mark.slow
 def test_bench_prediction_sets_quick_writes_json(tmp_path, capsys):
     out = tmp_path / "prediction_sets.json"
     assert main(["bench", "prediction-sets", "--quick", "--out", str(out)]) == 0
@@ -45,6 +50,75 @@ def test_bench_prediction_sets_quick_writes_json(tmp_path, capsys):
     assert qp["ipm_objective"] == pytest.approx(qp["highs_objective"], rel=1e-7)
     (fit,) = [r for r in records if r.get("timing") == "GPS fit"]
     assert fit["n_jobs=1_seconds"] > 0 and fit["n_jobs=2_seconds"] > 0 and fit["speedup"] > 0
+
+
+#: One replication of Example 1 with 70 training points per class (21 calibration points: γ = 0.05
+#: needs 19 for a finite threshold), 20 test points per class, 20 outliers and 20 unlabelled
+#: points; the dual QP of 10 class points against 20.
+TINY = replace(
+    ps.QUICK,
+    replications=1,
+    example1_train=70,
+    example1_test=20,
+    example1_outliers=20,
+    unlabeled=20,
+    qp_class=10,
+    qp_unlabeled=20,
+)
+
+
+#: The columns of the tiny run: GPSKFS is GPS with ``feature_selection=True`` (checked below; its
+#: fit is tested in test_prediction_sets.py) and takes a second on its own.
+TINY_METHODS = ("KDE", "OCSVM", "BSVM", "GPS")
+
+
+# a tiny unlabelled part does not cover the test distribution (the warning is tested elsewhere)
+@pytest.mark.filterwarnings("ignore:the acceptance regions of classes")
+def test_bench_prediction_sets_tiny_writes_json(tmp_path, capsys, monkeypatch):
+    """The quick run's path (the tables, the QP and fit timings) on Example 1 alone."""
+    monkeypatch.setattr(ps, "QUICK", TINY)
+    monkeypatch.setattr(ps, "EXPERIMENTS", ps.EXPERIMENTS[:1])
+    monkeypatch.setattr(ps, "METHODS", TINY_METHODS)
+    monkeypatch.setattr(ps, "FIT_REPEATS", 1)
+    out = tmp_path / "prediction_sets.json"
+    # n_jobs=2 by threads: the same joblib calls without starting a process pool (seconds)
+    with joblib.parallel_config(backend="threading"):
+        assert main(["bench", "prediction-sets", "--quick", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "replication 1/1: example1 ..." in captured.err and "timing GPS fits" in captured.err
+    printed = captured.out
+    title = next(i for i, line in enumerate(printed.splitlines()) if line.startswith("Example 1"))
+    header = printed.splitlines()[title + 1]
+    assert re.split(r"\s{2,}", header.strip()) == list(TINY_METHODS)
+    for row in ("coverage class 4", "conditional cardinality", "detection rate", "meets 1-γ"):
+        assert f"\n{row}" in printed, row
+    assert "zipcode" not in printed and "dual QP, one class, n_k = 10, m = 20" in printed
+    assert "GPS fit, Example 1, 70 per class, m = 20 (median of 1)" in printed
+    data = json.loads(out.read_text())
+    assert data["settings"] == asdict(TINY) and data["methods"] == list(TINY_METHODS)
+    records = data["records"]
+    tables = [r for r in records if r["kind"] == "table"]
+    assert [(r["experiment"], r["method"]) for r in tables] == [("example1", m) for m in TINY_METHODS]
+    for r in tables:
+        assert r["n_classes"] == 4 and r["error_rate"] == 0.05, r["method"]
+        assert len(r["coverage"]) == 4 and len(r["meets_coverage"]) == 4, r["method"]
+        assert all(0 <= c <= 1 for c in r["coverage"]), r["method"]
+        assert 0 <= r["cardinality"] <= 4 and 0 <= r["conditional_cardinality"] <= 4, r["method"]
+        assert 0 <= r["detection_rate"] <= 1 and r["seconds_per_replication"] > 0, r["method"]
+        # one replication: standard errors 0
+        assert r["coverage_se"] == [0.0] * 4 and r["cardinality_se"] == 0.0, r["method"]
+        # every method's sets depend on the point
+        assert not r["degenerate"], r["method"]
+    (qp,) = [r for r in records if r.get("timing") == "dual QP"]
+    assert (qp["n_k"], qp["m"]) == (10, 20)
+    assert qp["ipm_seconds"] > 0 and qp["highs_seconds"] > 0 and qp["cvxpy_seconds"] > 0
+    assert qp["highs_objective"] == pytest.approx(qp["cvxpy_objective"], rel=1e-4)
+    assert qp["ipm_objective"] == pytest.approx(qp["highs_objective"], rel=1e-7)
+    (fit,) = [r for r in records if r.get("timing") == "GPS fit"]
+    assert (fit["n_per_class"], fit["m"], fit["repeats"]) == (70, 20, 1)
+    assert fit["n_jobs=1_seconds"] > 0 and fit["n_jobs=2_seconds"] > 0 and fit["speedup"] > 0
+    gps, kfs = (ps.make_method(m, 0.05, seed=3).get_params() for m in ("GPS", "GPSKFS"))
+    assert kfs == {**gps, "feature_selection": True} and not gps["feature_selection"]
 
 
 def test_scorer_ignoring_its_input_is_flagged(monkeypatch):

@@ -1,8 +1,9 @@
-"""``advgame bench projections``: the quick run through the CLI, and its refusal to time a wrong
-projection."""
+"""``advgame bench projections``: the quick run through the CLI (slow tier) and a tiny run of the
+same path, and its refusal to time a wrong projection."""
 
 import json
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -16,6 +17,7 @@ from advgame.cli import main
 pytestmark = pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
 
 
+@pytest.mark.slow
 def test_bench_projections_quick_writes_json(tmp_path, capsys):
     out = tmp_path / "projections.json"
     assert main(["bench", "projections", "--quick", "--out", str(out)]) == 0
@@ -34,6 +36,31 @@ def test_bench_projections_quick_writes_json(tmp_path, capsys):
 
 
 TINY = replace(projections.QUICK, points=5, repeats=1, cvxpy_points=2, fw_points=1)
+
+
+def test_bench_projections_tiny_writes_json(tmp_path, capsys, monkeypatch):
+    """The quick run's path on a vector polytope and a matrix one, one size each."""
+    cases = (("simplex", (10,)), ("Birkhoff", (5,)))
+    monkeypatch.setattr(projections, "QUICK", replace(TINY, cases=cases))
+    out = tmp_path / "projections.json"
+    assert main(["bench", "projections", "--quick", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "4/4 Birkhoff kl k=5 ..." in captured.err
+    header = next(line for line in captured.out.splitlines() if line.startswith("polytope "))
+    assert re.split(r"\s{2,}", header.strip()) == [name for name, _ in projections.COLUMNS]
+    assert "cvxpy/adv" in header and "FW/adv" in header and "Clarabel" in captured.out
+    data = json.loads(out.read_text())
+    assert data["settings"]["points"] == 5 and data["check_atol"] == projections.CHECK_ATOL
+    records = data["records"]
+    assert [(r["polytope"], r["geometry"], r["k"]) for r in records] == [
+        (name, g, k) for name, ks in cases for k in ks for g in polytopes.GEOMETRIES
+    ]
+    for r in records:
+        for key in ("advgame_us", "cvxpy_us", "fw_us", "cvxpy_over_advgame", "fw_over_advgame"):
+            assert math.isfinite(r[key]) and r[key] > 0, (r["polytope"], r["geometry"], key)
+        assert r["cvxpy_dev"] <= projections.CHECK_ATOL and r["fw_dev"] <= projections.CHECK_ATOL
+        assert (r["points"], r["cvxpy_points"], r["fw_points"]) == (5, 2, 1)
+        assert r["coordinates"] == (25 if r["polytope"] == "Birkhoff" else 10)
 
 
 @pytest.mark.parametrize(

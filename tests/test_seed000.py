@@ -1,8 +1,10 @@
-"""``advgame reproduce seed000``: the quick run end to end (Tables 2, 4, 5 and 6 of seed 000),
-the tuner and the Gaussian features."""
+"""``advgame reproduce seed000``: the quick run end to end (Tables 2, 4, 5 and 6 of seed 000; slow
+tier) and a tiny run of the same path, the tuner and the Gaussian features."""
 
 import json
 import math
+import re
+from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from sklearn.preprocessing import StandardScaler
 
 from advgame import AdversarialClassifier
 from advgame.benchmarks import seed000
+from advgame.cli import main
 
 #: cvxpy may flag Clarabel's answer as inaccurate at the grid's weakest regularisation.
 pytestmark = pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
@@ -24,6 +27,7 @@ def quick_run(tmp_path_factory):
     return records, json.loads(out.read_text()), "\n".join(printed)
 
 
+@pytest.mark.slow
 def test_quick_records_complete_and_in_range(quick_run):
     records, saved, _ = quick_run
     settings = seed000.QUICK
@@ -58,6 +62,7 @@ def test_quick_records_complete_and_in_range(quick_run):
         assert iris["abstain", kernel]["columns"]["ALabs"][0] < 0.15
 
 
+@pytest.mark.slow
 def test_quick_report_has_paper_numbers_and_no_marks(quick_run):
     _, _, report = quick_run
     assert report.startswith("advgame reproduce seed000")
@@ -68,6 +73,75 @@ def test_quick_report_has_paper_numbers_and_no_marks(quick_run):
     assert "0.652(0.120)" in report  # Table 5, machinecpu, SVORIM
     assert "0.037(0.020) [7%]" in report  # Table 6 linear, iris, AL-abstain
     assert "0.043(0.030) [1%]" in report  # Table 6 Gaussian, iris, CS
+    assert "# *" not in report
+
+
+#: Every table on 60-row subsamples of iris and machine CPU: 2 splits, 2 folds, one lambda (and a
+#: stage-2 refinement for the linear models), one Gaussian width, rank 10.
+TINY = replace(
+    seed000.QUICK,
+    splits=2,
+    jobs=1,
+    linear=seed000.Tuning(folds=2, grid=(1e-2,), widths=(None,), refine=(3,)),
+    rbf=seed000.Tuning(folds=2, grid=(1e-2,), widths=(1.0,), refine=()),
+    rank=10,
+    multiclass=("iris",),
+    ordinal=("machinecpu",),
+    ordinal_rbf=("machinecpu",),
+    rows={"iris": 60, "machinecpu": 60},
+)
+
+
+def _columns(report, title):
+    """The cells of the header line under the table titled ``title ...``."""
+    lines = report.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    return re.split(r"\s{2,}", lines[start + 1].strip())
+
+
+def test_tiny_reproduce_writes_json(tmp_path, capsys, monkeypatch):
+    """``advgame reproduce seed000 --quick`` on :data:`TINY`: every table's records and report."""
+    monkeypatch.setattr(seed000, "QUICK", TINY)
+    out = tmp_path / "seed000.json"
+    assert main(["reproduce", "seed000", "--quick", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "ordinal machinecpu (rbf): split 2/2 (42/18) ..." in captured.err
+    report = captured.out
+    saved = json.loads(out.read_text())
+    assert saved["settings"] == json.loads(json.dumps(asdict(TINY)))
+    records = saved["records"]
+    assert [(r["table"], r["kernel"], r["dataset"]) for r in records] == [
+        ("zero-one", "linear", "iris"),
+        ("abstain", "linear", "iris"),
+        ("zero-one", "rbf", "iris"),
+        ("abstain", "rbf", "iris"),
+        ("ordinal", "linear", "machinecpu"),
+        ("ordinal", "rbf", "machinecpu"),
+    ]
+    upper = {"zero-one": 100.0, "abstain": 1.0, "ordinal": seed000.ORDINAL_BINS - 1}
+    for r in records:
+        case = (r["table"], r["kernel"])
+        assert tuple(r["columns"]) == seed000.COLUMNS[case] and r["splits"] == 2
+        tuning = TINY.linear if r["kernel"] == "linear" else TINY.rbf
+        lambdas = {lam * f for lam in tuning.grid for f in (1.0, *tuning.refine)}
+        for column, (mean, sd, mark) in r["columns"].items():
+            assert math.isfinite(mean) and 0.0 <= mean <= upper[r["table"]], (case, column)
+            assert math.isfinite(sd) and sd >= 0.0 and mark == ""  # 2 splits: no marks
+            lam, width = r["chosen"][column]
+            assert any(math.isclose(lam, v) for v in lambdas), (case, column, lam)
+            assert width == (None if r["kernel"] == "linear" else 1.0), (case, column)
+        if r["table"] == "abstain":
+            assert set(r["abstained"]) == set(r["columns"])
+            assert all(0.0 <= v <= 100.0 for v in r["abstained"].values())
+    assert records[0]["columns"]["AL01"][0] > 50.0  # iris: well above chance (33%)
+    assert report.startswith("advgame reproduce seed000")
+    assert "2 random 70/30 splits (rows subsampled per split: iris 60, machinecpu 60)" in report
+    for (table, kernel), title in seed000.TITLES.items():
+        assert _columns(report, title) == ["data", *seed000.COLUMNS[table, kernel]], title
+    assert "96.3(3.1)" in report  # Table 2 linear, iris, AL01
+    assert "0.449(0.090)" in report  # Table 4, machinecpu, AL-th
+    assert "0.652(0.120)" in report  # Table 5, machinecpu, SVORIM
+    assert "0.037(0.020) [7%]" in report  # Table 6 linear, iris, AL-abstain
     assert "# *" not in report
 
 

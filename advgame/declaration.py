@@ -1,0 +1,629 @@
+r"""The declaration layer: one object that holds a game's four declarations (DESIGN §9).
+
+A robust prediction game is declared by
+
+* a **loss** -- a loss matrix ``L[a, y]`` (a :class:`~advgame.losses.LossMatrix`, an array, or a
+  name: ``'zero_one'``, ``'ordinal'``, ``'squared'``, ``'abstain'``), a generalised entropy
+  (:func:`advgame.losses.brier`, ``log``, ``quadratic``) or the Hamming loss between permutations;
+* a **feature map** ``phi(x, y)``, the statistics the adversary must match
+  (:mod:`advgame.features`);
+* an **uncertainty set**, how closely the adversary must match them
+  (:mod:`advgame.uncertainty`: exact, a norm ball, soft moments, per-class moment balls);
+* a **polytope** in which the adversary's conditional distribution lives
+  (:mod:`advgame.polytopes`: the simplex by default).
+
+:class:`PredictionGame` checks that they fit together, compiles the learning problem
+(:meth:`PredictionGame.compile`) into its primal (the predictor's regularised risk) and its dual
+(the adversary's constrained maximisation), and says which fast path solves its per-sample
+games and why (:meth:`PredictionGame.explain`).  Estimators translate their parameters into a
+declaration (their ``game_``) and fit through it.
+"""
+
+import copy
+
+import numpy as np
+
+from . import losses, polytopes
+from ._validation import as_float_array, check_finite, check_real
+from .compile import compile_learning
+from .features import CallableFeatures, FeatureMap, KernelFeatures, Multiclass, Thresholded
+from .game import AUTO_VERTEX_BASES, Game
+from .losses import (
+    ABSTAIN_CLOSED_FORM_MAX_ALPHA,
+    STRUCTURE_RTOL,
+    Entropy,
+    LossMatrix,
+)
+from .uncertainty import Exact, MomentBalls, NormBall, UncertaintySet, as_uncertainty
+from .vertices import basis_count
+
+__all__ = ["PredictionGame", "LOSS_NAMES", "FEATURE_NAMES", "resolve_loss_matrix"]
+
+#: Loss names a declaration accepts (built for ``k`` classes when the data are seen).
+LOSS_NAMES = ("zero_one", "ordinal", "squared", "abstain")
+#: Accepted aliases of loss names.
+LOSS_ALIASES = {"absolute": "ordinal", "zero-one": "zero_one"}
+#: Feature-map names a declaration accepts.
+FEATURE_NAMES = ("multiclass", "thresholded")
+
+_UNCERTAINTY_HELP = (
+    "ag.Exact(), ag.NormBall(radius, norm) with norm in 1, 2, inf, 'group', ag.SoftMoments(lam), "
+    "a name ('exact', 'soft', 'l1', 'l2', 'linf', 'group'), or None (exact)"
+)
+
+
+def resolve_loss_matrix(loss, k, names=LOSS_NAMES, classes=None, name="loss", **options):
+    """A named loss ``losses.<name>(k, **options)`` (``names`` lists the accepted ones) or a
+    user matrix with one column per class.  A matrix whose labels were named is aligned with
+    ``classes`` (columns, and the actions named like them, reordered to class order)."""
+    if isinstance(loss, str):
+        loss = LOSS_ALIASES.get(loss, loss)
+        if loss not in names:
+            raise ValueError(f"{name} must be one of {names} or a loss matrix; got {loss!r}.")
+        return getattr(losses, loss)(k, **options)
+    try:
+        L = losses.as_loss_matrix(loss)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} is not a valid loss matrix: {exc}") from exc
+    if L.n_labels != k:
+        seen = "" if classes is None else f" {list(classes)}"
+        raise ValueError(
+            f"the {name} matrix has {L.n_labels} label columns but y has {k} classes{seen}; give "
+            "one column per class in sorted label order."
+        )
+    return L if classes is None else _align_to_classes(L, list(classes))
+
+
+def _align_to_classes(L, classes):
+    """``L`` with its columns in ``classes`` order when its labels name the classes.  Labels
+    that share no name with the classes (display names such as 'poor', 'good' for classes 0, 1)
+    and the default names ``0..k-1`` are taken in sorted class order; labels that name some
+    classes but not all are an error."""
+    if list(L.labels) in (list(range(L.n_labels)), classes):
+        return L
+    column = {label: j for j, label in enumerate(L.labels)}
+    named = [c for c in classes if c in column]
+    if not named:
+        return L
+    if len(named) < len(classes):
+        raise ValueError(
+            f"the loss matrix's labels {list(L.labels)} are not the classes of y {classes}; "
+            "name its columns by the class labels, or leave them unnamed and give them in "
+            "sorted label order."
+        )
+    order = [column[c] for c in classes]
+    k = len(classes)
+    rows = list(range(L.n_actions))
+    actions = list(L.actions)
+    if actions[:k] == list(L.labels):  # actions named like the labels move with them
+        rows[:k] = order
+    return losses.LossMatrix(
+        L.matrix[np.ix_(rows, order)], labels=classes, actions=[actions[r] for r in rows]
+    )
+
+
+# ------------------------------------------------------------------------ the declarations
+def _declare_loss(loss, alpha):
+    """A :class:`LossMatrix`, an :class:`Entropy`, or a loss name (kept until ``k`` is known)."""
+    if isinstance(loss, (LossMatrix, Entropy)):
+        return loss
+    if isinstance(loss, str):
+        name = LOSS_ALIASES.get(loss, loss)
+        if name not in LOSS_NAMES:
+            raise ValueError(
+                f"loss must be a LossMatrix, an array, a generalised entropy (ag.losses.brier(k), "
+                f"log(k), quadratic()) or one of {LOSS_NAMES}; got {loss!r}."
+            )
+        return name
+    try:
+        return LossMatrix(loss)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"loss is not a valid loss matrix: {exc}") from exc
+
+
+def _declare_features(features):
+    if isinstance(features, FeatureMap):
+        return features
+    if isinstance(features, str):
+        if features == "multiclass":
+            return Multiclass()
+        if features == "thresholded":
+            return Thresholded()
+        if features in ("rbf", "poly", "linear"):
+            return KernelFeatures(features)
+    elif callable(features):
+        return CallableFeatures(features)
+    raise ValueError(
+        "features must be a feature map of advgame.features (Multiclass(), Thresholded(), "
+        "KernelFeatures(kernel, gamma), CallableFeatures(phi)), one of 'multiclass', "
+        f"'thresholded', 'rbf', 'poly', 'linear', or a callable phi(X, j); got {features!r}."
+    )
+
+
+def _declare_uncertainty(uncertainty):
+    if uncertainty is None:
+        return Exact()
+    if isinstance(uncertainty, (UncertaintySet, MomentBalls)):
+        return uncertainty
+    try:
+        return as_uncertainty(uncertainty)
+    except ValueError:
+        raise ValueError(f"uncertainty must be {_UNCERTAINTY_HELP}; got {uncertainty!r}.") from None
+
+
+def _describe(value):
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, LossMatrix):
+        return f"LossMatrix({value.structure}, {value.n_actions}x{value.n_labels})"
+    return repr(value)
+
+
+class PredictionGame:
+    r"""A robust prediction game declared by its loss, features, uncertainty set and polytope.
+
+    The learning problem it declares is seed 000's minimax problem (Eq. 1-2), with the moment
+    constraint relaxed by the uncertainty set (seed 001 Theorem 3)
+
+    .. math::
+
+        \min_{\hat P}\ \max_{\check P \in \Xi}\ \mathbb E_{x \sim \tilde P}\,
+        \mathbb E_{\hat y \sim \hat P, \check y \sim \check P}\, L(\hat y, \check y),
+        \qquad \Xi = \{\check P : \check P(\cdot | x) \in \mathcal C,\
+        \mathbb E_{\check P}[\phi] - \tilde{\mathbb E}[\phi] \in \mathcal U\},
+
+    whose Lagrangian dual is the regularised surrogate risk
+    ``min_theta sum_i w_i AL(f_i(theta), y_i) + R(theta)`` (DESIGN §2).
+
+    Parameters
+    ----------
+    loss : LossMatrix, array-like, str or Entropy
+        A loss matrix ``L[a, y] >= 0`` (``l`` actions by ``k`` labels), a name built for the
+        number of classes when the data are seen (``'zero_one'``, ``'ordinal'``, ``'squared'``,
+        ``'abstain'`` with ``alpha``), a generalised entropy (:func:`advgame.losses.brier`,
+        ``log``, ``quadratic``), or the Hamming loss between permutations
+        (:func:`advgame.permutation.hamming_loss_matrix`).
+    features : FeatureMap, str or callable, default='multiclass'
+        ``'multiclass'`` (``e_y ⊗ [x; 1]``), ``'thresholded'`` (seed 000 §3.2.1), a kernel name
+        (``'rbf'``, ``'poly'``, ``'linear'``: the representer form of seed 000 §6.2), a
+        :class:`~advgame.features.FeatureMap`, or a callable ``phi(X, j) -> (n, p)``.
+    uncertainty : UncertaintySet, MomentBalls, str or None, default=None
+        ``None`` or :class:`~advgame.uncertainty.Exact` (exact moment matching),
+        :class:`~advgame.uncertainty.NormBall`, :class:`~advgame.uncertainty.SoftMoments`,
+        :class:`~advgame.uncertainty.MomentBalls` (seed 001's per-class balls, for entropies).
+    polytope : Polytope or None, default=None
+        Where each sample's adversary lives: :class:`~advgame.polytopes.Simplex` (the default,
+        and the only one a loss matrix over labels defines).
+    alpha : float, default=0.5
+        The abstention cost when ``loss='abstain'``.
+
+    Examples
+    --------
+    >>> import numpy as np, advgame as ag
+    >>> pg = ag.PredictionGame("zero_one", uncertainty=ag.NormBall(0.1, norm=1))
+    >>> X = np.random.default_rng(0).normal(size=(20, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> program = pg.compile(X, y)
+    >>> program.kind
+    'LP'
+    >>> primal, dual = program.solve(), program.dual().solve()
+    >>> bool(abs(primal.objective - dual.value) < 1e-7)
+    True
+    """
+
+    def __init__(self, loss, features="multiclass", uncertainty=None, polytope=None, alpha=0.5):
+        self.loss = _declare_loss(loss, alpha)
+        self.alpha = alpha
+        self.features = _declare_features(features)
+        self.uncertainty = _declare_uncertainty(uncertainty)
+        self.polytope = polytopes.Simplex() if polytope is None else polytope
+        self._check()
+
+    # ------------------------------------------------------------------------- validation
+    def _invalid(self, first, second, why, valid):
+        return ValueError(
+            f"{first} = {_describe(getattr(self, first))} does not fit {second} = "
+            f"{_describe(getattr(self, second))}: {why} Valid: {valid}."
+        )
+
+    def _check(self):
+        if not isinstance(self.polytope, polytopes.Polytope):
+            raise ValueError(
+                "polytope must be an advgame.polytopes polytope (Simplex(), Birkhoff(), "
+                f"Marginal(graph)) or None (the simplex); got {self.polytope!r}."
+            )
+        if self.loss == "abstain":
+            self.alpha = check_real("alpha (abstention penalty)", self.alpha, low=0, high=1)
+        family = self.family
+        if family == "entropy":
+            self._check_entropy()
+        elif isinstance(self.uncertainty, MomentBalls):
+            raise self._invalid(
+                "uncertainty",
+                "loss",
+                "MomentBalls are seed 001's per-class balls of a generalised entropy game.",
+                f"a loss of ag.losses.brier(k), log(k) or quadratic(); or for a loss matrix "
+                f"{_UNCERTAINTY_HELP}",
+            )
+        if family == "simplex":
+            self._check_simplex()
+        if isinstance(self.features, KernelFeatures) and isinstance(self.uncertainty, NormBall):
+            if self.uncertainty.norm != 2:
+                raise self._invalid(
+                    "uncertainty",
+                    "features",
+                    "kernel features have no coordinates, so only the RKHS (l2) norm is defined.",
+                    "NormBall(radius, norm=2), SoftMoments(lam) or Exact()",
+                )
+
+    @property
+    def family(self):
+        """Which learning program the declaration compiles to: ``'simplex'`` (a loss matrix
+        over labels), ``'entropy'`` (seed 001's generalised entropies)."""
+        if isinstance(self.loss, Entropy):
+            return "entropy"
+        return "simplex"
+
+    def _check_simplex(self):
+        if not isinstance(self.polytope, polytopes.Simplex):
+            raise self._invalid(
+                "polytope",
+                "loss",
+                "a loss matrix over labels puts the adversary's conditional distribution in the "
+                "probability simplex.",
+                "polytope=None or ag.polytopes.Simplex()",
+            )
+
+    def _check_entropy(self):
+        if not isinstance(self.uncertainty, MomentBalls):
+            raise self._invalid(
+                "loss",
+                "uncertainty",
+                "a generalised entropy is the minimax model of seed 001, whose uncertainty "
+                "set is one moment ball per class.",
+                "ag.MomentBalls(radius, norm) (or a loss matrix with " + _UNCERTAINTY_HELP + ")",
+            )
+        if not isinstance(self.polytope, polytopes.Simplex):
+            raise self._invalid(
+                "polytope",
+                "loss",
+                "a generalised entropy is defined on the probability simplex.",
+                "polytope=None or ag.polytopes.Simplex()",
+            )
+        if isinstance(self.features, Thresholded):
+            raise self._invalid(
+                "features",
+                "loss",
+                "thresholded features are defined for a loss matrix over ordered labels.",
+                "features='multiclass'",
+            )
+
+    # ----------------------------------------------------------------------- resolution
+    def loss_matrix(self, k=None, classes=None):
+        """The loss matrix for ``k`` classes (a name is built for ``k``; a matrix is checked
+        against it and aligned with ``classes`` when its labels name them)."""
+        if isinstance(self.loss, Entropy):
+            raise ValueError(
+                f"loss = {self.loss!r} is a generalised entropy, not a loss matrix; its game is "
+                "ag.Game(loss) and its learning problem is compiled by ag.MinimaxClassifier."
+            )
+        if k is None:
+            if isinstance(self.loss, str):
+                raise ValueError(
+                    f"loss = {self.loss!r} is built for the number of classes: give k (or data)."
+                )
+            k = self.loss.n_labels
+        options = {"alpha": self.alpha} if self.loss == "abstain" else {}
+        return resolve_loss_matrix(self.loss, k, classes=classes, **options)
+
+    def game(self, k=None):
+        """The per-sample game (:class:`~advgame.Game`) of the declared loss, for ``k`` classes."""
+        if isinstance(self.loss, Entropy):
+            return Game(self.loss)
+        return Game(self.loss_matrix(k))
+
+    # --------------------------------------------------------------------------- compile
+    def compile(self, X, y, sample_weight=None):
+        r"""Compile the learning problem on data ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+        y : array-like of shape (n,)
+            Labels; classes are ``np.unique(y)`` (for ordinal losses their sorted order is the
+            ordinal order).
+        sample_weight : array-like of shape (n,), optional
+            Non-negative weights with a positive sum (normalised to sum to one).
+
+        Returns
+        -------
+        LearningProgram
+            Named blocks (``theta``, ``u``, ``p``, norm epigraphs), named constraint groups
+            (``game``, ``simplex``, the uncertainty set's), ``solve``, ``dual``, ``to_cvxpy``,
+            ``latex`` and ``describe``.
+        """
+        X = as_float_array("X", X)
+        if X.ndim != 2 or X.shape[0] == 0:
+            raise ValueError(
+                f"X must be a non-empty 2-D array (n_samples, n_features); got shape {X.shape}."
+            )
+        check_finite("X", X)
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"y must be a 1-D array with one label per row of X ({X.shape[0]}); got shape "
+                f"{y.shape}."
+            )
+        classes, y_index = np.unique(y, return_inverse=True)
+        if sample_weight is not None:
+            sample_weight = as_float_array("sample_weight", sample_weight)
+            if sample_weight.shape != (X.shape[0],) or not np.all(np.isfinite(sample_weight)):
+                raise ValueError(
+                    f"sample_weight must hold one finite weight per row of X ({X.shape[0]})."
+                )
+            if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
+                raise ValueError("sample_weight must be non-negative with a positive sum.")
+        if isinstance(self.loss, Entropy):
+            raise ValueError(
+                f"loss = {self.loss!r}: generalised-entropy games are compiled by "
+                "ag.MinimaxClassifier(solver='compile'); PredictionGame.compile handles loss "
+                "matrices."
+            )
+        k = classes.size
+        if k < 2 and not (isinstance(self.loss, LossMatrix) and self.loss.n_labels == 1):
+            raise ValueError(f"y must contain at least 2 classes; got {list(classes)}.")
+        L = self.loss_matrix(k, classes=classes if not isinstance(self.loss, str) else None)
+        fmap = _fresh(self.features).fit(X, k)
+        return compile_learning(
+            L.matrix,
+            fmap,
+            self.uncertainty,
+            X,
+            y_index,
+            sample_weight,
+            latex=self.latex(L),
+        )
+
+    # ----------------------------------------------------------------------------- LaTeX
+    def latex(self, loss_matrix=None):
+        r"""The primal and dual learning programs as LaTeX, the declarations substituted."""
+        L = loss_matrix if loss_matrix is not None else self._known_loss_matrix()
+        uncertainty = self.uncertainty
+        regularizer = uncertainty.latex_regularizer()
+        penalty, constraint = uncertainty.latex_constraint()
+        loss_text = _latex_loss(L, self.loss, self.alpha)
+        features = _latex_features(self.features)
+        polytope = r"\Delta_k"
+        primal = [
+            r"\begin{aligned}",
+            r"\min_{\theta,\, u,\, p}\quad & \sum_{i=1}^{n} w_i\,\big(u_i - "
+            r"\theta^\top\phi(x_i, y_i)\big)" + (f" + {regularizer}" if regularizer else ""),
+            r"\text{s.t.}\quad & u_i \ge (L^\top p_i)_j + \theta^\top \phi(x_i, j)"
+            r" \quad \forall i,\ \forall j \in [k] \quad (\text{game})\\",
+            r"& p_i \in \Delta_l \quad \forall i \quad (\text{simplex})",
+            r"\end{aligned}",
+        ]
+        objective = r"\sum_{i=1}^{n} w_i\, v_i" + (f" - {penalty}" if penalty else "")
+        dual = [
+            r"\begin{aligned}",
+            r"\max_{q,\, v}\quad & " + objective + r"\\",
+            r"\text{s.t.}\quad & v_i \le (L q_i)_a \quad \forall i,\ \forall a \in [l]"
+            r" \quad (\text{game})\\",
+            rf"& q_i \in {polytope} \quad \forall i \quad (\text{{simplex}})\\",
+        ]
+        if constraint:
+            dual.append(rf"& {constraint} \quad (\text{{moments}})\\")
+        dual += [
+            r"& m(q) = \sum_{i=1}^{n} w_i \Big(\sum_{j} q_{ij}\, \phi(x_i, j) - "
+            r"\phi(x_i, y_i)\Big)",
+            r"\end{aligned}",
+        ]
+        where = [
+            r"\text{where } "
+            + loss_text
+            + r",\quad "
+            + features
+            + r",\quad w_i = \tfrac{1}{n} \text{ (or the normalised sample weights)}",
+        ]
+        primal[1] = primal[1] + r"\\"
+        return (
+            "% primal: the predictor's regularised risk\n$$\n"
+            + "\n".join(primal)
+            + "\n$$\n% dual: the adversary's maximisation over each sample's conditional\n$$\n"
+            + "\n".join(dual)
+            + "\n$$\n$$\n"
+            + "\n".join(where)
+            + "\n$$\n"
+        )
+
+    def _known_loss_matrix(self):
+        if isinstance(self.loss, LossMatrix):
+            return self.loss
+        return None
+
+    # --------------------------------------------------------------------------- explain
+    def explain(self, k=None):
+        """Readable text: the recognised structure of the loss (and the tolerance), the fast
+        path ``auto`` uses for the per-sample games and why, those it does not use and why, and
+        the program kind with its sizes (as formulas in ``n`` and ``d``)."""
+        lines = [repr(self), ""]
+        if isinstance(self.loss, Entropy):
+            lines += _explain_entropy(self.loss, self.uncertainty)
+            return "\n".join(lines)
+        if isinstance(self.loss, str) and k is None:
+            structure = losses.recognize(self.loss_matrix(3).matrix)
+            lines.append(
+                f"loss: '{self.loss}', built for the k classes of y"
+                + (f" (abstention cost alpha = {self.alpha:g})" if self.loss == "abstain" else "")
+                + f"; recognised as {structure.kind}."
+            )
+            L = None
+        else:
+            L = self.loss_matrix(k)
+            structure = L.structure
+            lines.append(
+                f"loss: {L.n_actions} actions x {L.n_labels} labels, recognised as {structure} "
+                f"(from its numbers, to relative tolerance {STRUCTURE_RTOL:g})."
+            )
+        lines += _explain_fast_path(structure, L)
+        lines += [""] + self._explain_program(L)
+        return "\n".join(lines)
+
+    def _explain_program(self, L):
+        u = self.uncertainty
+        fmap = self.features
+        kind = u.program_kind
+        l = "l" if L is None else str(L.n_actions)
+        k = "k" if L is None else str(L.n_labels)
+        params = {
+            Multiclass: f"(d + 1) * {k}",
+            Thresholded: f"d + {k} - 1",
+            KernelFeatures: f"n * {k}",
+        }.get(type(fmap), "p (the callable's features)")
+        lines = [
+            f"features: {type(fmap).__name__} -> theta has {params} parameters.",
+            f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint}; regulariser "
+            f"R(theta) = {u.regularizer}.",
+            f"polytope: {self.polytope!r} (each sample's conditional q_i).",
+            f"program: {kind}. Primal blocks theta ({params}), u (n), p (n * {l}); rows game "
+            f"(n * {k}), simplex (n)"
+            + {
+                "LP": ""
+                if isinstance(u, Exact) or getattr(u, "radius", 0) == 0
+                else ", plus the norm's epigraph rows",
+                "QP": ", quadratic objective (lam/2) ||theta||^2",
+                "SOCP": ", plus second-order cones",
+            }[kind]
+            + f". Dual blocks q (n * {k}), v (n)"
+            + ("" if isinstance(u, Exact) else ", moment_gap")
+            + "; rows simplex (n), game (n * "
+            + l
+            + "), moments.",
+            "solve: program.solve(backend='highs') for LP/QP"
+            + (", backend='cvxpy' (SOCP needs it)" if kind == "SOCP" else ", or backend='cvxpy'")
+            + "; program.dual().solve() gives the same optimum and q*.",
+        ]
+        return lines
+
+    def __repr__(self):
+        parts = [f"loss={_describe(self.loss)}"]
+        if self.loss == "abstain":
+            parts.append(f"alpha={self.alpha:g}")
+        parts += [
+            f"features={self.features!r}"
+            if not isinstance(self.features, Multiclass)
+            else "features=Multiclass()",
+            f"uncertainty={self.uncertainty!r}",
+            f"polytope={self.polytope!r}",
+        ]
+        return f"PredictionGame({', '.join(parts)})"
+
+
+def _fresh(fmap):
+    """An unfitted copy of a declared feature map (the declaration is never mutated)."""
+    fresh = copy.copy(fmap)
+    for name in [n for n in vars(fresh) if n.endswith("_") and not n.startswith("__")]:
+        delattr(fresh, name)
+    return fresh
+
+
+def _explain_fast_path(structure, L):
+    """The fast path ``Game(L).value(F, method='auto')`` takes, and why; and what it does not."""
+    kind = structure.kind
+    theorems = {
+        "zero_one": "seed 000 Theorem 5: sort the potentials and grow the top set, O(k log k)",
+        "ordinal": "seed 000 Theorem 6: the best pair (i, j) by two running maxima, O(k)",
+        "squared": "seed 000 Theorem 7: pair and single vertex sets",
+        "abstain": "seed 000 Theorems 12-13: the two largest potentials, O(k)",
+    }
+    lines = []
+    if structure.has_closed_form:
+        lines.append(f"fast path: closed form for {kind} ({theorems[kind]}), vectorised over rows.")
+        lines.append(
+            "not used: the vertex table and the LP (the closed form is exact and cheaper)."
+        )
+        return lines
+    if kind == "abstain":
+        lines.append(
+            f"no closed form: abstain with alpha = {structure.alpha:g} > "
+            f"{ABSTAIN_CLOSED_FORM_MAX_ALPHA:g} (Theorems 12-13 hold only for alpha <= 1/2)."
+        )
+    elif kind == "permutation_hamming":
+        lines.append(
+            "no closed form over labels: the Hamming loss between permutations is solved by the "
+            "Birkhoff game's compact LP (k^2 + 2k variables instead of k!)."
+        )
+    else:
+        lines.append(
+            "no closed form: the matrix is not zero-one, ordinal, squared or abstain "
+            "(alpha <= 1/2) up to scale."
+        )
+    if L is None:
+        lines.append("fast path: decided once k is known (vertex table if small, else the LP).")
+        return lines
+    bases = basis_count(L.n_actions, L.n_labels)
+    if bases <= AUTO_VERTEX_BASES:
+        lines.append(
+            f"fast path: vertex table (enumerating {bases:,} candidate bases <= "
+            f"{AUTO_VERTEX_BASES:,}); then value(F) = max(F @ Q.T + v), one matrix product."
+        )
+        lines.append("not used: the per-row LP (the vertex table is one GEMM for all rows).")
+    else:
+        lines.append(
+            f"not used: the vertex table ({bases:,} candidate bases > {AUTO_VERTEX_BASES:,})."
+        )
+        lines.append(
+            "fast path: none; the LP per row through one persistent HiGHS model (costs changed "
+            "between rows)."
+        )
+    return lines
+
+
+def _explain_entropy(entropy, balls):
+    return [
+        f"loss: generalised entropy {entropy.kind} ({entropy.formula}); seed 001's minimax model.",
+        "fast path: the conjugate F of the entropy in closed form (softmax for log, sparsemax "
+        "for Brier), so training is smooth (L-BFGS / FISTA) except for the norm penalty.",
+        f"uncertainty: {balls!r}: one moment ball per class; regulariser "
+        "sum_i eps_i ||W_i||_* (seed 001 Theorem 3).",
+        "program: compiled by ag.MinimaxClassifier(solver='compile') (an exponential-cone "
+        "program for log, a QP / SOCP for Brier).",
+    ]
+
+
+def _latex_loss(L, declared, alpha):
+    """The loss matrix's structure in LaTeX (its numbers for a general matrix of size <= 5)."""
+    if L is None:
+        name = declared if isinstance(declared, str) else "general"
+        structure = losses.Structure(name, 1.0, alpha if name == "abstain" else None)
+    else:
+        structure = L.structure
+    c = "" if structure.weight in (None, 1.0) else f"{structure.weight:g}\\,"
+    forms = {
+        "zero_one": rf"L_{{ay}} = {c}\mathbb 1[a \ne y]",
+        "ordinal": rf"L_{{ay}} = {c}|a - y|",
+        "squared": rf"L_{{ay}} = {c}(a - y)^2",
+        "abstain": rf"L_{{ay}} = {c}\mathbb 1[a \ne y],\ L_{{\text{{abstain}}, y}} = "
+        rf"{c}{structure.alpha if structure.alpha is not None else alpha:g}",
+        "permutation_hamming": rf"L_{{\hat\pi\pi}} = {c}\sum_j \mathbb 1[\hat\pi_j \ne \pi_j]",
+    }
+    if structure.kind in forms:
+        return forms[structure.kind]
+    if L is not None and max(L.shape) <= 5:
+        rows = r" \\ ".join(" & ".join(f"{x:g}" for x in row) for row in L.matrix)
+        return r"L = \begin{pmatrix} " + rows + r" \end{pmatrix}"
+    return (
+        r"L \text{ (a general " + (f"{L.n_actions} \\times {L.n_labels}" if L else "") + " matrix)}"
+    )
+
+
+def _latex_features(fmap):
+    if isinstance(fmap, Multiclass):
+        return r"\phi(x, y) = e_y \otimes [x; 1]"
+    if isinstance(fmap, Thresholded):
+        return r"\phi(x, y) = [\,y\,x;\ \mathbb 1(y \le 1), \dots, \mathbb 1(y \le k-1)\,]"
+    if isinstance(fmap, KernelFeatures):
+        return (
+            r"\theta^\top\phi(x, j) = \sum_{m} A_{mj} K(x_m, x),\ \|\theta\|^2 = "
+            r"\operatorname{tr}(A^\top K A)\ (K: \text{" + str(fmap.kernel) + r"})"
+        )
+    return r"\phi \text{ given by the user}"
