@@ -15,6 +15,7 @@ For the built-in maps ``forward`` and ``adjoint`` are one or two matrix products
 for the norm the uncertainty sets use (identity, or the RKHS norm ``tr(A^T K A)`` for kernels).
 """
 
+import inspect
 import numbers
 
 import numpy as np
@@ -57,6 +58,11 @@ class FeatureMap:
     n_params = None
     #: Whether ``theta`` lives in a finite coordinate space where l1 / linf norms make sense.
     coordinate_norms = True
+
+    def __repr__(self):
+        names = [n for n in inspect.signature(type(self).__init__).parameters if n != "self"]
+        params = ", ".join(f"{n}={getattr(self, n)!r}" for n in names if hasattr(self, n))
+        return f"{type(self).__name__}({params})"
 
     def fit(self, X, n_classes):
         """Fix the dimensions from training inputs ``X`` (n, d) and the number of classes."""
