@@ -244,8 +244,12 @@ class PredictionGame:
                 f"a loss of ag.losses.brier(k), log(k) or quadratic(); or for a loss matrix "
                 f"{_UNCERTAINTY_HELP}",
             )
-        if family == "simplex":
-            self._check_simplex()
+        {
+            "simplex": self._check_simplex,
+            "birkhoff": self._check_birkhoff,
+            "graph": self._check_graph,
+            "entropy": lambda: None,
+        }[family]()
         if isinstance(self.features, KernelFeatures) and isinstance(self.uncertainty, NormBall):
             if self.uncertainty.norm != 2:
                 raise self._invalid(
@@ -258,9 +262,14 @@ class PredictionGame:
     @property
     def family(self):
         """Which learning program the declaration compiles to: ``'simplex'`` (a loss matrix
-        over labels), ``'entropy'`` (seed 001's generalised entropies)."""
+        over labels), ``'entropy'`` (seed 001's generalised entropies), ``'birkhoff'`` (the
+        permutation game), ``'graph'`` (a graph's marginal polytope)."""
         if isinstance(self.loss, Entropy):
             return "entropy"
+        if isinstance(self.polytope, polytopes.Birkhoff):
+            return "birkhoff"
+        if type(self.polytope).__name__ == "Marginal":
+            return "graph"
         return "simplex"
 
     def _check_simplex(self):
@@ -272,6 +281,22 @@ class PredictionGame:
                 "probability simplex.",
                 "polytope=None or ag.polytopes.Simplex()",
             )
+
+    def _check_birkhoff(self):
+        raise self._invalid(
+            "polytope",
+            "loss",
+            "the Birkhoff game is not compiled by this version.",
+            "polytope=None or ag.polytopes.Simplex()",
+        )
+
+    def _check_graph(self):
+        raise self._invalid(
+            "polytope",
+            "loss",
+            "graph games are not compiled by this version.",
+            "polytope=None or ag.polytopes.Simplex()",
+        )
 
     def _check_entropy(self):
         if not isinstance(self.uncertainty, MomentBalls):
@@ -362,12 +387,8 @@ class PredictionGame:
                 )
             if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
                 raise ValueError("sample_weight must be non-negative with a positive sum.")
-        if isinstance(self.loss, Entropy):
-            raise ValueError(
-                f"loss = {self.loss!r}: generalised-entropy games are compiled by "
-                "ag.MinimaxClassifier(solver='compile'); PredictionGame.compile handles loss "
-                "matrices."
-            )
+        if self.family != "simplex":
+            return _compile_family(self, X, y, sample_weight)
         k = classes.size
         if k < 2 and not (isinstance(self.loss, LossMatrix) and self.loss.n_labels == 1):
             raise ValueError(f"y must contain at least 2 classes; got {list(classes)}.")
@@ -516,6 +537,14 @@ class PredictionGame:
             f"polytope={self.polytope!r}",
         ]
         return f"PredictionGame({', '.join(parts)})"
+
+
+def _compile_family(pg, X, y, sample_weight):
+    """The learning program of a non-simplex family (see :attr:`PredictionGame.family`)."""
+    raise ValueError(
+        f"{pg!r}: the {pg.family} family is not compiled by PredictionGame.compile in this "
+        "version; its estimator compiles it."
+    )
 
 
 def _fresh(fmap):

@@ -98,7 +98,9 @@ def test_bench_prediction_sets_tiny_writes_json(tmp_path, capsys, monkeypatch):
     assert data["settings"] == asdict(TINY) and data["methods"] == list(TINY_METHODS)
     records = data["records"]
     tables = [r for r in records if r["kind"] == "table"]
-    assert [(r["experiment"], r["method"]) for r in tables] == [("example1", m) for m in TINY_METHODS]
+    assert [(r["experiment"], r["method"]) for r in tables] == [
+        ("example1", m) for m in TINY_METHODS
+    ]
     for r in tables:
         assert r["n_classes"] == 4 and r["error_rate"] == 0.05, r["method"]
         assert len(r["coverage"]) == 4 and len(r["meets_coverage"]) == 4, r["method"]

@@ -62,4 +62,6 @@ def test_bench_projection_losses_tiny_writes_json(tmp_path, capsys, monkeypatch)
     assert list(columns["ordinal"]) == ordinal
     for r in records:  # percentages, and MAEs of 5 classes; one split: sd 0, no marks
         upper = 4.0 if r["table"] == "ordinal" else 100.0
-        assert all(0 <= mean <= upper and (sd, mark) == (0, "") for mean, sd, mark in r["columns"].values())
+        assert all(
+            0 <= mean <= upper and (sd, mark) == (0, "") for mean, sd, mark in r["columns"].values()
+        )

@@ -1,12 +1,19 @@
-"""The ``advgame`` command line, run in-process through ``advgame.cli.main``."""
+"""The ``advgame`` command line, run in-process through ``advgame.cli.main``.
+
+The ``--quick`` benchmark and reproduction runs are in the slow tier; each benchmark's tiny run is
+in ``test_bench_NAME.py`` (``test_seed000.py`` for seed000), and ``bench all`` / ``reproduce all``
+run two tiny benchmarks here."""
 
 import json
+import re
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
-from advgame.benchmarks import oracle
+from advgame import cli
+from advgame.benchmarks import graph, oracle, projection_losses, projections, seed000
 from advgame.benchmarks.graphical import METRICS
 from advgame.cli import BENCHMARKS, REPRODUCTIONS, main
 from advgame.verify import VerificationReport
@@ -153,6 +160,7 @@ def test_demo(capsys):
     assert out.count("verify (200 rows): ok") == 4
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")  # cvxpy; its accuracy is checked
 def test_bench_oracle_quick(capsys, tmp_path):
     """``--quick`` takes about 15 s (well under a minute)."""
@@ -215,6 +223,7 @@ def test_python_dash_m():
     assert "Theorem 5" in result.stdout
 
 
+@pytest.mark.slow
 def test_bench_train_quick_writes_json(tmp_path, capsys):
     out = tmp_path / "train.json"
     assert main(["bench", "train", "--quick", "--out", str(out)]) == 0
@@ -227,6 +236,7 @@ def test_bench_train_quick_writes_json(tmp_path, capsys):
     assert "fit/LR" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_bench_minimax_quick_writes_json(tmp_path, capsys):
     out = tmp_path / "minimax.json"
     assert main(["bench", "minimax", "--quick", "--out", str(out)]) == 0
@@ -244,6 +254,7 @@ def test_bench_minimax_quick_writes_json(tmp_path, capsys):
     assert records[2]["mmBC"][0] < 15.0  # breast cancer is easy for every linear model
 
 
+@pytest.mark.slow
 def test_bench_graph_quick_writes_json(tmp_path, capsys):
     out = tmp_path / "graph.json"
     assert main(["bench", "graph", "--quick", "--out", str(out)]) == 0
@@ -260,6 +271,7 @@ def test_bench_graph_quick_writes_json(tmp_path, capsys):
             assert r["dd_certified"] == r["examples"] and r["dd_dev"] <= 1e-6
 
 
+@pytest.mark.slow
 def test_bench_graphical_quick_writes_json(tmp_path, capsys):
     out = tmp_path / "graphical.json"
     assert main(["bench", "graphical", "--quick", "--out", str(out)]) == 0
@@ -273,6 +285,7 @@ def test_bench_graphical_quick_writes_json(tmp_path, capsys):
             assert 0.0 <= mean < 2.0 and spread >= 0.0  # a node loss of at most 4 (squared)
 
 
+@pytest.mark.slow
 def test_bench_projection_losses_quick_writes_json(tmp_path, capsys):
     out = tmp_path / "projection_losses.json"
     assert main(["bench", "projection-losses", "--quick", "--out", str(out)]) == 0
@@ -296,6 +309,7 @@ def _check_reports(directory, names):
         assert report.startswith("```\nadvgame ") and report.endswith("```\n"), name
 
 
+@pytest.mark.slow
 def test_bench_all_quick_runs_every_benchmark(tmp_path, capsys):
     assert main(["bench", "all", "--quick", "--out", str(tmp_path)]) == 0
     names = [name for name, _, _ in BENCHMARKS]
@@ -304,6 +318,7 @@ def test_bench_all_quick_runs_every_benchmark(tmp_path, capsys):
     assert all(f"[{i}/{len(names)}] advgame bench {n}" in err for i, n in enumerate(names, 1))
 
 
+@pytest.mark.slow
 def test_reproduce_all_quick_runs_every_seed(tmp_path, capsys):
     assert main(["reproduce", "all", "--quick", "--out", str(tmp_path)]) == 0
     _check_reports(tmp_path, [bench for _, bench, _ in REPRODUCTIONS])
@@ -314,5 +329,80 @@ def test_reproduce_all_quick_runs_every_seed(tmp_path, capsys):
         "seed003",
         "seed004",
     }
+    code, _, err = run_cli(capsys, "reproduce", "seed999")
+    assert code == 2 and "invalid choice: 'seed999'" in err
+
+
+# ------------------------------------------------ bench all / reproduce all on two tiny benchmarks
+#: Tiny settings of the benchmarks that the orchestration tests run (one row or data set each).
+TINY = {
+    graph: graph.Settings(examples=1, cases=(("chain 6", (2,)),)),
+    projections: replace(
+        projections.QUICK,
+        points=5,
+        repeats=1,
+        cvxpy_points=2,
+        fw_points=1,
+        cases=(("simplex", (10,)),),
+    ),
+    seed000: replace(
+        seed000.QUICK,
+        linear=seed000.Tuning(folds=2, grid=(1e-2,), widths=(None,), refine=()),
+        multiclass=(),
+        ordinal=("machinecpu",),
+        ordinal_rbf=(),
+        rows={"machinecpu": 60},
+    ),
+    projection_losses: replace(
+        projection_losses.QUICK,
+        grid=(1.0,),
+        ranking=("iris",),
+        ordinal=("machinecpu/5",),
+        multilabel_rows=100,
+    ),
+}
+
+
+def _check_run_all(directory, out, err, names, counts):
+    """Numbered progress, each report printed in turn and its NAME.md, the records in NAME.json
+    (``counts``: how many per benchmark), and no other file."""
+    _check_reports(directory, names)
+    progress = [line for line in err.splitlines() if re.match(r"\[\d+/\d+\] ", line)]
+    assert progress == [f"[{i}/{len(names)}] advgame bench {n}" for i, n in enumerate(names, 1)]
+    files = sorted(path.name for path in directory.iterdir())
+    assert files == sorted(f"{name}.{suffix}" for name in names for suffix in ("json", "md"))
+    positions = []
+    for name, count in zip(names, counts):
+        report = (
+            (directory / f"{name}.md").read_text().removeprefix("```\n").removesuffix("\n```\n")
+        )
+        assert out.count(report) == 1, name  # the report printed for this benchmark, fenced
+        positions.append(out.index(report))
+        assert len(json.loads((directory / f"{name}.json").read_text())["records"]) == count
+    assert positions == sorted(positions)  # in the order of the progress lines
+
+
+def test_bench_all_runs_each_benchmark_in_turn(tmp_path, capsys, monkeypatch):
+    names = ["graph", "projections"]
+    monkeypatch.setattr(cli, "BENCHMARKS", tuple(b for b in BENCHMARKS if b[0] in names))
+    for module in (graph, projections):
+        monkeypatch.setattr(module, "QUICK", TINY[module])
+    directory = tmp_path / "results"  # created by the run
+    assert main(["bench", "all", "--quick", "--out", str(directory)]) == 0
+    captured = capsys.readouterr()
+    # graph: one example of chain 6, k=2, three losses; projections: simplex k=10, two geometries
+    _check_run_all(directory, captured.out, captured.err, names, counts=[3, 2])
+
+
+def test_reproduce_all_runs_each_seed_in_turn(tmp_path, capsys, monkeypatch):
+    seeds = ["seed000", "seed004"]
+    monkeypatch.setattr(cli, "REPRODUCTIONS", tuple(r for r in REPRODUCTIONS if r[0] in seeds))
+    for module in (seed000, projection_losses):
+        monkeypatch.setattr(module, "QUICK", TINY[module])
+    assert main(["reproduce", "all", "--quick", "--out", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("advgame reproduce seed000")
+    # seed000: Table 4 and 5 on machine CPU; seed004: 2 ranking, 3 multilabel, 1 ordinal record
+    _check_run_all(tmp_path, captured.out, captured.err, ["seed000", "projection-losses"], [1, 6])
     code, _, err = run_cli(capsys, "reproduce", "seed999")
     assert code == 2 and "invalid choice: 'seed999'" in err

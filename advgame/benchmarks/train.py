@@ -54,9 +54,7 @@ class Settings:
     fit_repeats: int
 
 
-FULL = Settings(
-    problems=PROBLEMS, synthetic_rows=100_000, max_rows=None, fit_repeats=FIT_REPEATS
-)
+FULL = Settings(problems=PROBLEMS, synthetic_rows=100_000, max_rows=None, fit_repeats=FIT_REPEATS)
 #: ``--quick`` (for tests; seconds): every problem subsampled to 2,000 rows, one fit per model.
 QUICK = Settings(
     problems=PROBLEMS,
