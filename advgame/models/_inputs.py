@@ -6,8 +6,8 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from .. import losses
 from .._validation import check_positive
+from ..declaration import resolve_loss_matrix
 
 __all__ = [
     "check_strength",
@@ -18,59 +18,6 @@ __all__ = [
     "resolve_loss_matrix",
     "check_rankings",
 ]
-
-#: Accepted aliases of loss names.
-LOSS_ALIASES = {"absolute": "ordinal"}
-
-
-def resolve_loss_matrix(loss, k, names, classes=None, name="loss", **options):
-    """A named loss ``losses.<name>(k, **options)`` (``names`` lists the accepted ones) or a
-    user matrix with one column per class.  A matrix whose labels were named is aligned with
-    ``classes`` (columns, and the actions named like them, reordered to class order)."""
-    if isinstance(loss, str):
-        if loss not in names:
-            raise ValueError(f"{name} must be one of {names} or a loss matrix; got {loss!r}.")
-        return getattr(losses, LOSS_ALIASES.get(loss, loss))(k, **options)
-    try:
-        L = losses.as_loss_matrix(loss)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} is not a valid loss matrix: {exc}") from exc
-    if L.n_labels != k:
-        seen = "" if classes is None else f" {list(classes)}"
-        raise ValueError(
-            f"the {name} matrix has {L.n_labels} label columns but y has {k} classes{seen}; give "
-            "one column per class in sorted label order."
-        )
-    return L if classes is None else _align_to_classes(L, list(classes))
-
-
-def _align_to_classes(L, classes):
-    """``L`` with its columns in ``classes`` order when its labels name the classes.  Labels
-    that share no name with the classes (display names such as 'poor', 'good' for classes 0, 1)
-    and the default names ``0..k-1`` are taken in sorted class order; labels that name some
-    classes but not all are an error."""
-    if list(L.labels) in (list(range(L.n_labels)), classes):
-        return L
-    column = {label: j for j, label in enumerate(L.labels)}
-    named = [c for c in classes if c in column]
-    if not named:
-        return L
-    if len(named) < len(classes):
-        raise ValueError(
-            f"the loss matrix's labels {list(L.labels)} are not the classes of y {classes}; "
-            "name its columns by the class labels, or leave them unnamed and give them in "
-            "sorted label order."
-        )
-    order = [column[c] for c in classes]
-    k = len(classes)
-    rows = list(range(L.n_actions))
-    actions = list(L.actions)
-    if actions[:k] == list(L.labels):  # actions named like the labels move with them
-        rows[:k] = order
-    return losses.LossMatrix(
-        L.matrix[np.ix_(rows, order)], labels=classes, actions=[actions[r] for r in rows]
-    )
-
 
 def check_iteration_params(estimator, integers=("max_iter",), check_tol=True):
     """``integers`` must be integers >= 1 and (if ``check_tol``) ``tol`` a finite positive number."""
