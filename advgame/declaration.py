@@ -341,10 +341,18 @@ class PredictionGame:
         return resolve_loss_matrix(self.loss, k, classes=classes, **options)
 
     def game(self, k=None):
-        """The per-sample game (:class:`~advgame.Game`) of the declared loss, for ``k`` classes."""
-        if isinstance(self.loss, Entropy):
-            return Game(self.loss)
-        return Game(self.loss_matrix(k))
+        """The per-sample game (:class:`~advgame.Game`) of the declared loss, for ``k`` classes
+        (``k`` may be omitted when the loss is a matrix or an entropy; that game is cached)."""
+        if k is not None and not isinstance(self.loss, (LossMatrix, Entropy)):
+            return Game(self.loss_matrix(k))
+        if getattr(self, "_game", None) is None:
+            self._game = Game(self.loss if isinstance(self.loss, Entropy) else self.loss_matrix(k))
+        return self._game
+
+    def __getstate__(self):
+        state = dict(vars(self))
+        state.pop("_game", None)  # rebuilt on use (it holds a solver)
+        return state
 
     # --------------------------------------------------------------------------- compile
     def compile(self, X, y, sample_weight=None):

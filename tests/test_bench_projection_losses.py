@@ -43,7 +43,11 @@ def test_bench_projection_losses_tiny_writes_json(tmp_path, capsys, monkeypatch)
         *ranking,
     ]
     assert _columns(printed, "Label ranking, Hamming loss %, KL") == ["data", *kl]
-    for title in ("Multilabel yeast, accuracy", "Multilabel yeast, example-based F1"):
+    for title in (
+        "Multilabel yeast, accuracy",
+        "Multilabel yeast, example",
+        "Multilabel yeast, micro",
+    ):
         assert _columns(printed, title) == ["data", *multilabel]
     assert _columns(printed, "Ordinal regression") == ["data", *ordinal]
     assert "1 random 80/20 splits; alpha from 1 values in [1, 1]" in printed

@@ -59,7 +59,7 @@ def iris():
 def recomputed_objective(clf, X, y):
     F = clf.feature_map_.bind(X).forward(clf.theta_)
     index = np.searchsorted(clf.classes_, y)
-    return clf.game_.surrogate(F, index).mean() + clf.uncertainty_.penalty(
+    return clf.game_.game().surrogate(F, index).mean() + clf.uncertainty_.penalty(
         clf.theta_, clf.feature_map_
     )
 

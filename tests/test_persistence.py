@@ -196,12 +196,12 @@ def test_unpickled_general_game_rebuilds_its_lp_oracle_lazily():
     """The HiGHS oracle of the fitted game is dropped by pickling and rebuilt on first use."""
     model = _fit(ESTIMATORS["AdversarialClassifier-general-compile"][0], X, Y)
     F = model.decision_function(X)
-    lp = model.game_.value(F, method="lp")
-    assert model.game_._oracle._highs is not None
+    lp = model.game_.game().value(F, method="lp")
+    assert model.game_.game()._oracle._highs is not None
     restored = pickle.loads(pickle.dumps(model))
-    assert restored.game_._oracle._highs is None
-    np.testing.assert_array_equal(restored.game_.value(F, method="lp"), lp)
-    assert restored.game_._oracle._highs is not None
+    assert restored.game_.game()._oracle._highs is None
+    np.testing.assert_array_equal(restored.game_.game().value(F, method="lp"), lp)
+    assert restored.game_.game()._oracle._highs is not None
 
 
 SIZES = [2, 3, 3, 2]

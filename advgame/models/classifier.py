@@ -14,9 +14,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ..compile import compile_learning
+from ..declaration import PredictionGame
 from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
-from ..game import Game
 from ..solvers import (
     SurrogateObjective,
     fit_adagrad,
@@ -111,7 +110,11 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         The training objective at ``theta_``.
     gap_ : float
         Certified bound on ``objective_`` minus the optimum (0 for ``compile``).
-    program_ : CompiledGame
+    game_ : PredictionGame
+        The declaration the parameters translate to (loss matrix, feature map, uncertainty set,
+        simplex): ``game_.compile(X, y)`` gives the learning program whatever the solver was,
+        ``game_.explain()`` the fast path, ``game_.game()`` the per-sample game.
+    program_ : LearningProgram
         The compiled program (``solver='compile'``); ``program_.to_cvxpy()`` gives it to cvxpy.
 
     Examples
@@ -202,18 +205,16 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
         k = self.classes_.size
         self.loss_matrix_ = self._loss_matrix(k)
-        self.game_ = Game(self.loss_matrix_)
-        self.feature_map_ = self._feature_map().fit(X, k)
         uncertainty = self._uncertainty(sample_weight.sum())
         self.uncertainty_ = uncertainty
+        self.game_ = PredictionGame(self.loss_matrix_, self._feature_map(), uncertainty)
+        self.feature_map_ = self._feature_map().fit(X, k)
         weights = sample_weight / sample_weight.sum()
         solver = self.solver
         if solver == "auto":
             solver = "compile" if X.shape[0] * k <= AUTO_COMPILE_ROWS else "lbfgs"
         if solver == "compile":
-            self.program_ = compile_learning(
-                self.loss_matrix_.matrix, self.feature_map_, uncertainty, X, y_index, weights
-            )
+            self.program_ = self.game_.compile(X, self.classes_[y_index], sample_weight)
             backend = self.backend
             if backend == "auto":
                 backend = "highs" if self.program_.kind == "LP" else "cvxpy"
@@ -230,7 +231,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         """L-BFGS, averaged AdaGrad or PEGASOS, then (optionally) certification."""
         fmap = self.feature_map_
         objective = SurrogateObjective(
-            self.game_, fmap.bind(X), y_index, weights, uncertainty, fmap
+            self.game_.game(), fmap.bind(X), y_index, weights, uncertainty, fmap
         )
         theta0 = np.zeros(fmap.n_params)
         if solver == "lbfgs":
@@ -248,7 +249,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
                 )
             gram = objective.operator.X1  # the bound kernel operator's K(X, X_fit)
             result = fit_pegasos(
-                self.game_,
+                self.game_.game(),
                 gram,
                 y_index,
                 weights,
@@ -298,7 +299,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         For ``loss='abstain'`` the last column is the abstain action.
         """
         F = self._potentials(X)
-        return self.game_.predictor(F)
+        return self.game_.game().predictor(F)
 
     def predict_proba(self, X):
         """``p*`` over the classes; for abstention, conditional on answering.
