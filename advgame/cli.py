@@ -46,9 +46,11 @@ from fractions import Fraction
 import numpy as np
 
 from . import losses
+from .declaration import PredictionGame
 from .exceptions import SizeLimitError
 from .game import Game
 from .losses import LossMatrix
+from .uncertainty import as_uncertainty
 from .verify import VERIFY_RTOL, verify_game
 
 __all__ = ["main"]
@@ -370,6 +372,12 @@ def cmd_explain(args):
     _section("Agreement check", [str(verify_game(game, n=CHECK_ROWS))])
     if f is not None:
         _section("One potential vector (method='auto')", solution_lines(game, f))
+    declared = PredictionGame(
+        L, features=args.features, uncertainty=as_uncertainty(args.uncertainty, args.strength)
+    )
+    _section("The declared learning game (PredictionGame.explain)", [declared.explain()])
+    if args.latex:
+        _section("Its learning programs in LaTeX (PredictionGame.latex)", [declared.latex(L)])
     return 0
 
 
@@ -517,6 +525,26 @@ def build_parser():
         "--potentials",
         metavar="F",
         help="also solve for one potential vector, e.g. --potentials=1,0.5,-2",
+    )
+    explain.add_argument(
+        "--features",
+        choices=["multiclass", "thresholded", "rbf", "poly", "linear"],
+        default="multiclass",
+        help="the declared feature map (default multiclass)",
+    )
+    explain.add_argument(
+        "--uncertainty",
+        choices=["exact", "soft", "l1", "l2", "linf", "group"],
+        default="exact",
+        help="the declared uncertainty set (default exact)",
+    )
+    explain.add_argument(
+        "--strength",
+        type=float,
+        help="its radius, or lam for soft (default 0.01)",
+    )
+    explain.add_argument(
+        "--latex", action="store_true", help="also print the learning programs in LaTeX"
     )
     explain.set_defaults(run=cmd_explain)
 

@@ -406,3 +406,32 @@ def test_reproduce_all_runs_each_seed_in_turn(tmp_path, capsys, monkeypatch):
     _check_run_all(tmp_path, captured.out, captured.err, ["seed000", "projection-losses"], [1, 6])
     code, _, err = run_cli(capsys, "reproduce", "seed999")
     assert code == 2 and "invalid choice: 'seed999'" in err
+
+
+def test_explain_prints_the_declared_learning_game(capsys):
+    code, out, _ = run_cli(
+        capsys,
+        "explain",
+        "abstain",
+        "--k",
+        "3",
+        "--alpha",
+        "0.7",
+        "--uncertainty",
+        "l1",
+        "--strength",
+        "0.1",
+        "--latex",
+    )
+    assert code == 0
+    assert "The declared learning game (PredictionGame.explain)" in out
+    assert "abstain with alpha = 0.7 > 0.5" in out and "fast path: vertex table" in out
+    assert "||m(q)||_1 <= 0.1" in out and "program: LP" in out
+    assert r"0.1 \|\theta\|_{\infty}" in out and r"\|m(q)\|_{1} \le 0.1" in out
+
+
+def test_explain_refuses_a_declaration_that_does_not_fit(capsys):
+    code, _, err = run_cli(
+        capsys, "explain", "zero-one", "--k", "3", "--features", "rbf", "--uncertainty", "l1"
+    )
+    assert code == 2 and "does not fit features" in err and "NormBall(radius, norm=2)" in err
