@@ -30,6 +30,7 @@ attains ``value = max_j (L^T p* + f)_j``.  Four methods compute them and agree:
 """
 
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from .permutation import (
     permutation_matrices,
 )
 
-__all__ = ["Game", "EntropyGame", "METHODS", "ENTROPY_METHODS", "AUTO_VERTEX_BASES"]
+__all__ = ["Game", "EntropyGame", "GameLPs", "METHODS", "ENTROPY_METHODS", "AUTO_VERTEX_BASES"]
 
 METHODS = ("auto", "closed_form", "birkhoff", "vertices", "lp")
 #: A row of potentials counts as linear in the permutation matrices when its least-squares
@@ -78,6 +79,15 @@ _CLOSED_FORMS = {
         closed_forms.abstain_vertices,
     ),
 }
+
+
+class GameLPs(NamedTuple):
+    """Both players' LPs of one sample (:meth:`Game.to_cvxpy`): two ``cvxpy.Problem``."""
+
+    #: ``max v + f^T q  s.t.  L q >= v 1, sum(q) = 1, q >= 0`` (seed 000 Eq. 4); ``'q'``, ``'v'``.
+    adversary: object
+    #: ``min u  s.t.  L^T p + f <= u 1, sum(p) = 1, p >= 0`` (seed 000 Eq. 10); ``'p'``, ``'u'``.
+    predictor: object
 
 
 class Game:
@@ -320,12 +330,66 @@ class Game:
                 self._table = vertices.VertexTable(self.loss.matrix, Q, v)
             return self._table
 
-    def lp(self, f):
-        r"""The game LP for one potential vector as a cvxpy ``Problem`` (for teaching).
+    def to_cvxpy(self, f):
+        r"""Both players' LPs for one potential vector, as named cvxpy problems (for teaching).
 
-        ``max v + f^T q  s.t.  L q >= v 1,  sum(q) = 1,  q >= 0`` (seed 000 Eq. 4).  After
-        ``problem.solve()``, ``problem.value`` is the game value, ``problem.var_dict['q']`` the
-        adversary and ``problem.constraints[0].dual_value`` the predictor ``p*``.
+        The adversary's LP (seed 000 Eq. 4) and the predictor's LP (seed 000 Eq. 10, its LP dual),
+        for the loss matrix ``L`` (``l`` actions x ``k`` labels, any shape) and ``f``:
+
+        .. math::
+
+            \text{adversary:}\quad &\max_{q \in \mathbb{R}^k,\, v \in \mathbb{R}}\ v + f^\top q
+                \quad \text{s.t.}\quad L q \ge v \mathbf{1},\ \mathbf{1}^\top q = 1,\ q \ge 0,
+                \\
+            \text{predictor:}\quad &\min_{p \in \mathbb{R}^l,\, u \in \mathbb{R}}\ u
+                \quad \text{s.t.}\quad L^\top p + f \le u \mathbf{1},
+                \ \mathbf{1}^\top p = 1,\ p \ge 0.
+
+        Both optima equal ``value(f)`` (LP duality: seed 000 Eq. 4 and Eq. 10 have the same value).
+
+        Parameters
+        ----------
+        f : array-like of shape (k,)
+            One finite potential vector (one potential per label).
+
+        Returns
+        -------
+        GameLPs
+            A named pair ``(adversary, predictor)`` of ``cvxpy.Problem``.  ``L`` and ``f`` are the
+            named constants ``cp.Constant(L, name="L")`` and ``cp.Constant(f, name="f")``, so
+            ``print(problem)`` reads as the math above.  ``adversary.var_dict`` holds ``'q'`` and
+            ``'v'``, ``predictor.var_dict`` holds ``'p'`` and ``'u'``; each problem's
+            ``constraints`` are in the order written above, so after ``solve()``
+            ``adversary.constraints[0].dual_value`` is a ``p*`` and
+            ``predictor.constraints[0].dual_value`` a ``q*``.
+
+        Raises
+        ------
+        ValueError
+            When ``f`` is not one vector of ``k`` finite potentials (e.g. a 2-D batch).
+        NotApplicableError
+            For an :class:`EntropyGame` (not polyhedral: no LP; use :meth:`EntropyGame.program`).
+
+        See Also
+        --------
+        lp : the adversary's problem alone (``to_cvxpy(f).adversary``).
+
+        Examples
+        --------
+        >>> import advgame as ag
+        >>> lps = ag.Game(ag.losses.zero_one(3)).to_cvxpy([1.0, 0.5, -2.0])
+        >>> print(lps.adversary)
+        maximize v + f @ q
+        subject to v <= L @ q
+                   Sum(q, None, False) == 1.0
+                   0.0 <= q
+        >>> print(lps.predictor)
+        minimize u
+        subject to L.T @ p + f <= u
+                   Sum(p, None, False) == 1.0
+                   0.0 <= p
+        >>> [round(float(lp.solve()), 6) for lp in lps]   # both optima: (1 + 0.5 + 1) / 2
+        [1.25, 1.25]
         """
         import cvxpy as cp
 
@@ -334,10 +398,25 @@ class Game:
             raise ValueError(
                 f"f must be one potential vector of shape ({self.n_labels},); got {F.shape}."
             )
-        q = cp.Variable(self.n_labels, nonneg=True, name="q")
+        L = cp.Constant(self.loss.matrix, name="L")
+        f = cp.Constant(F[0], name="f")
+        q = cp.Variable(self.n_labels, name="q")
         v = cp.Variable(name="v")
-        constraints = [self.loss.matrix @ q >= v, cp.sum(q) == 1]
-        return cp.Problem(cp.Maximize(v + F[0] @ q), constraints)
+        adversary = cp.Problem(cp.Maximize(v + f @ q), [L @ q >= v, cp.sum(q) == 1, q >= 0])
+        p = cp.Variable(self.n_actions, name="p")
+        u = cp.Variable(name="u")
+        predictor = cp.Problem(cp.Minimize(u), [L.T @ p + f <= u, cp.sum(p) == 1, p >= 0])
+        return GameLPs(adversary=adversary, predictor=predictor)
+
+    def lp(self, f):
+        r"""The adversary's game LP for one potential vector as a cvxpy ``Problem`` (for teaching).
+
+        ``max v + f^T q  s.t.  L q >= v 1,  sum(q) = 1,  q >= 0`` (seed 000 Eq. 4); the same
+        problem as ``to_cvxpy(f).adversary`` (:meth:`to_cvxpy` also gives the predictor's LP).
+        After ``problem.solve()``, ``problem.value`` is the game value, ``problem.var_dict['q']``
+        the adversary and ``problem.constraints[0].dual_value`` the predictor ``p*``.
+        """
+        return self.to_cvxpy(f).adversary
 
 
 class EntropyGame(Game):
@@ -497,7 +576,8 @@ class EntropyGame(Game):
             "Use method='closed_form' or 'cvxpy', or EntropyGame.program(f)."
         )
 
-    extreme_points = vertex_table = lp = _not_polyhedral
+    #: Not polyhedral, so no LP pair either: raises ``NotApplicableError`` (use :meth:`program`).
+    extreme_points = vertex_table = lp = to_cvxpy = _not_polyhedral
 
 
 def map_label(Q, F):
