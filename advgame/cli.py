@@ -91,6 +91,11 @@ BENCHMARKS = (
         "seed 003's Tables 1-3 (KDE, OCSVM, BSVM, GPS, GPSKFS) and QP / fit timings",
         "2 replications, small samples, small QP",
     ),
+    (
+        "compile",
+        "PredictionGame.compile: build time per nonzero, peak memory, HiGHS vs closed forms",
+        "n = 1,000 and 10,000, small solves",
+    ),
 )
 
 #: ``advgame reproduce SEED``: (seed, the benchmark that reproduces its experiment tables, summary).

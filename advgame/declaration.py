@@ -20,13 +20,22 @@ declaration (their ``game_``) and fit through it.
 """
 
 import copy
+import math
 
 import numpy as np
 
 from . import losses, polytopes
 from ._validation import as_float_array, check_finite, check_real
 from .compile import compile_learning
-from .features import CallableFeatures, FeatureMap, KernelFeatures, Multiclass, Thresholded
+from .compile.matching import check_rankings, compile_matching, matching_latex
+from .features import (
+    CallableFeatures,
+    FeatureMap,
+    GraphFeatures,
+    KernelFeatures,
+    Multiclass,
+    Thresholded,
+)
 from .game import AUTO_VERTEX_BASES, Game
 from .losses import (
     ABSTAIN_CLOSED_FORM_MAX_ALPHA,
@@ -45,6 +54,12 @@ LOSS_NAMES = ("zero_one", "ordinal", "squared", "abstain")
 LOSS_ALIASES = {"absolute": "ordinal", "zero-one": "zero_one"}
 #: Feature-map names a declaration accepts.
 FEATURE_NAMES = ("multiclass", "thresholded")
+#: The Hamming loss between permutations, ``k - <P_hat, P>``, for the ``k`` items of the rankings
+#: (the loss of the Birkhoff game, DESIGN App. B).
+HAMMING = "hamming"
+#: A permutation Hamming loss matrix over the simplex (``k!`` labels) is enumerated for at most
+#: this many items (``5! = 120`` labels; the program holds ``n (k!)^2`` loss entries).
+MAX_SIMPLEX_PERMUTATION_ITEMS = 5
 
 _UNCERTAINTY_HELP = (
     "ag.Exact(), ag.NormBall(radius, norm) with norm in 1, 2, inf, 'group', ag.SoftMoments(lam), "
@@ -109,10 +124,10 @@ def _declare_loss(loss, alpha):
         return loss
     if isinstance(loss, str):
         name = LOSS_ALIASES.get(loss, loss)
-        if name not in LOSS_NAMES:
+        if name not in LOSS_NAMES + (HAMMING,):
             raise ValueError(
                 f"loss must be a LossMatrix, an array, a generalised entropy (ag.losses.brier(k), "
-                f"log(k), quadratic()) or one of {LOSS_NAMES}; got {loss!r}."
+                f"log(k), quadratic()) or one of {LOSS_NAMES + (HAMMING,)}; got {loss!r}."
             )
         return name
     try:
@@ -264,15 +279,28 @@ class PredictionGame:
         """Which learning program the declaration compiles to: ``'simplex'`` (a loss matrix
         over labels), ``'entropy'`` (seed 001's generalised entropies), ``'birkhoff'`` (the
         permutation game), ``'graph'`` (a graph's marginal polytope)."""
+        if isinstance(self.polytope, polytopes.Marginal):
+            return "graph"
         if isinstance(self.loss, Entropy):
             return "entropy"
         if isinstance(self.polytope, polytopes.Birkhoff):
             return "birkhoff"
-        if type(self.polytope).__name__ == "Marginal":
-            return "graph"
         return "simplex"
 
     def _check_simplex(self):
+        items = _hamming_items(self.loss)
+        if self.loss == HAMMING or (items or 0) > MAX_SIMPLEX_PERMUTATION_ITEMS:
+            raise self._invalid(
+                "loss",
+                "polytope",
+                "the Hamming loss between permutations of k items is, over the simplex, a game "
+                "with one label per permutation (k! labels; here "
+                + ("k is only known from the rankings" if items is None else f"{items} items")
+                + f"), enumerated up to {MAX_SIMPLEX_PERMUTATION_ITEMS} items only.",
+                "polytope=ag.polytopes.Birkhoff() with y the rankings (n, k) (the compact "
+                "Birkhoff LP); or ag.permutation.hamming_loss_matrix(k) for k <= "
+                f"{MAX_SIMPLEX_PERMUTATION_ITEMS} with the simplex and y the permutation indices",
+            )
         if not isinstance(self.polytope, polytopes.Simplex):
             raise self._invalid(
                 "polytope",
@@ -283,20 +311,46 @@ class PredictionGame:
             )
 
     def _check_birkhoff(self):
-        raise self._invalid(
-            "polytope",
-            "loss",
-            "the Birkhoff game is not compiled by this version.",
-            "polytope=None or ag.polytopes.Simplex()",
-        )
+        if self.loss != HAMMING and _hamming_items(self.loss) is None:
+            raise self._invalid(
+                "polytope",
+                "loss",
+                "the Birkhoff polytope holds the adversary's doubly stochastic matrices over "
+                "permutations, whose game is the Hamming loss k - <P_hat, P>.",
+                "loss='hamming' or ag.permutation.hamming_loss_matrix(k) with "
+                "polytope=ag.polytopes.Birkhoff(); another loss with polytope=None or "
+                "ag.polytopes.Simplex()",
+            )
+        if not isinstance(self.features, Multiclass):
+            raise self._invalid(
+                "features",
+                "polytope",
+                "the Birkhoff game scores every item at every position linearly, "
+                "Theta(x) = reshape(W^T x + b, (k, k)).",
+                "features='multiclass' or ag.features.Multiclass(fit_intercept)",
+            )
 
     def _check_graph(self):
-        raise self._invalid(
-            "polytope",
-            "loss",
-            "graph games are not compiled by this version.",
-            "polytope=None or ag.polytopes.Simplex()",
-        )
+        if isinstance(self.loss, Entropy) and self.loss.kind != "log":
+            raise self._invalid(
+                "loss",
+                "polytope",
+                "a graph game is played over an additive loss sum_i w_i L[a_i, y_i] (a loss "
+                "matrix); of the generalised entropies only the log loss has a graph form (the "
+                "CRF, which has no compiled program).",
+                "a loss matrix or one of " + str(LOSS_NAMES) + " with "
+                "polytope=ag.polytopes.Marginal(graph); a generalised entropy with polytope=None",
+            )
+        if not isinstance(self.features, GraphFeatures):
+            raise self._invalid(
+                "features",
+                "polytope",
+                "the Marginal polytope's adversary plays node and edge marginals of a graph, "
+                "whose moments are node and edge features of graph examples (X a list of "
+                "(N_s, d) node inputs), not features of a flat X.",
+                "features=ag.features.GraphFeatures() with polytope=Marginal(graph); "
+                "multiclass features with polytope=None (the simplex)",
+            )
 
     def _check_entropy(self):
         if not isinstance(self.uncertainty, MomentBalls):
@@ -374,6 +428,8 @@ class PredictionGame:
             (``game``, ``simplex``, the uncertainty set's), ``solve``, ``dual``, ``to_cvxpy``,
             ``latex`` and ``describe``.
         """
+        if self.family == "graph":  # X, y: lists of examples (advgame.compile.graph)
+            return _compile_family(self, X, y, sample_weight)
         X = as_float_array("X", X)
         if X.ndim != 2 or X.shape[0] == 0:
             raise ValueError(
@@ -381,7 +437,9 @@ class PredictionGame:
             )
         check_finite("X", X)
         y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        if self.family == "birkhoff":
+            y = check_rankings(y, X.shape[0], name="y (rankings R[i, j] = rank of item j)")
+        elif y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(
                 f"y must be a 1-D array with one label per row of X ({X.shape[0]}); got shape "
                 f"{y.shape}."
@@ -415,6 +473,8 @@ class PredictionGame:
     # ----------------------------------------------------------------------------- LaTeX
     def latex(self, loss_matrix=None):
         r"""The primal and dual learning programs as LaTeX, the declarations substituted."""
+        if self.family == "birkhoff":
+            return matching_latex(self.uncertainty, self.features.fit_intercept)
         L = loss_matrix if loss_matrix is not None else self._known_loss_matrix()
         uncertainty = self.uncertainty
         regularizer = uncertainty.latex_regularizer()
@@ -549,9 +609,41 @@ class PredictionGame:
 
 def _compile_family(pg, X, y, sample_weight):
     """The learning program of a non-simplex family (see :attr:`PredictionGame.family`)."""
+    if pg.family == "birkhoff":
+        return _compile_birkhoff(pg, X, y, sample_weight)
+    if pg.family == "graph":
+        from .compile.graph import compile_graph_game
+
+        return compile_graph_game(pg, X, y, sample_weight)
     raise ValueError(
         f"{pg!r}: the {pg.family} family is not compiled by PredictionGame.compile in this "
         "version; its estimator compiles it."
+    )
+
+
+def _hamming_items(loss):
+    """``k`` when ``loss`` is the Hamming loss matrix between the ``k!`` permutations of ``k``
+    items (:func:`advgame.permutation.hamming_loss_matrix`, weight 1), else None."""
+    if not isinstance(loss, LossMatrix) or loss.n_actions != loss.n_labels:
+        return None
+    for k in range(2, losses.MAX_RECOGNISED_ITEMS + 1):
+        if math.factorial(k) == loss.n_labels:
+            template = losses.permutation_hamming_template(k)
+            return k if np.allclose(loss.matrix, template, rtol=0, atol=STRUCTURE_RTOL) else None
+    return None
+
+
+def _compile_birkhoff(pg, X, R, sample_weight):
+    """The Birkhoff game's :class:`~advgame.compile.MatchingProgram` on rankings ``R``."""
+    items = _hamming_items(pg.loss)
+    if items is not None and items != R.shape[1]:
+        raise ValueError(
+            f"the loss is the Hamming loss between permutations of {items} items but the "
+            f"rankings order {R.shape[1]}; use loss='hamming' (items from the rankings) or "
+            f"ag.permutation.hamming_loss_matrix({R.shape[1]})."
+        )
+    return compile_matching(
+        X, R, pg.uncertainty, sample_weight, fit_intercept=pg.features.fit_intercept
     )
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "Thresholded",
     "KernelFeatures",
     "CallableFeatures",
+    "GraphFeatures",
     "psd_eigen",
     "PSD_EIGEN_RTOL",
 ]
@@ -326,3 +327,61 @@ class CallableFeatures(FeatureMap):
             raise ValueError(f"phi must return {self.n_params} features for every label.")
         D = np.stack(blocks, axis=1).reshape(X.shape[0] * self.n_classes_, self.n_params)
         return _StackedOperator(D, X.shape[0], self.n_classes_)
+
+
+class GraphFeatures(FeatureMap):
+    r"""Node and edge features of a pairwise graph model (seed 002 §3.2).
+
+    ``theta = [vec Theta_node, vec Theta_edge]`` with ``Theta_node`` of shape ``(d + 1, k)``
+    (column ``c`` the weights of label ``c``, last row the intercepts) and ``Theta_edge`` of
+    shape ``(d_e + 1, k^2)`` (column ``a k + b`` the weights of the transition ``(a, b)``).
+    Blocks for group norms: one per label (node part) and one per transition (edge part).
+
+    ``GraphFeatures()`` without dimensions is a declaration (for
+    ``ag.PredictionGame(loss, GraphFeatures(), uncertainty, ag.polytopes.Marginal(graph))``):
+    the dimensions are read off the data at compile time (given ones are checked against them).
+    """
+
+    def __init__(self, n_node_inputs=None, n_edge_inputs=None, n_labels=None):
+        self.n_node_inputs, self.n_edge_inputs, self.n_labels = (
+            n_node_inputs,
+            n_edge_inputs,
+            n_labels,
+        )
+        if n_node_inputs is None or n_edge_inputs is None or n_labels is None:
+            return  # a declaration: dimensions from the data
+        self.n_classes_ = k = int(n_labels)
+        self.n_node_params = (n_node_inputs + 1) * k
+        self.n_params = self.n_node_params + (n_edge_inputs + 1) * k * k
+
+    def _fit(self, X):  # dimensions are fixed at construction
+        return None
+
+    def blocks(self):
+        k, split = self.n_classes_, self.n_node_params
+        node = [np.arange(c, split, k) for c in range(k)]
+        edge = [np.arange(split + t, self.n_params, k * k) for t in range(k * k)]
+        return node + edge
+
+    def potentials(self, theta, X1, Z1):
+        """``psi`` (nodes, k) and ``Psi`` (edges, k, k) of all stacked nodes and edges."""
+        k, split = self.n_classes_, self.n_node_params
+        psi = X1 @ theta[:split].reshape(-1, k)
+        Psi = (Z1 @ theta[split:].reshape(-1, k * k)).reshape(-1, k, k)
+        return psi, Psi
+
+    def adjoint(self, X1, Z1, G_node, G_edge):
+        """The gradient of ``sum G_node . psi + sum G_edge . Psi`` with respect to ``theta``."""
+        k = self.n_classes_
+        return np.concatenate([(X1.T @ G_node).ravel(), (Z1.T @ G_edge.reshape(-1, k * k)).ravel()])
+
+    def design(self, X1, Z1):
+        """Sparse ``D`` with ``[vec psi; vec Psi] = D theta`` (row-major node and edge blocks)."""
+        k = self.n_classes_
+        return sp.block_diag(
+            [
+                sp.kron(sp.csr_matrix(X1), sp.identity(k)),
+                sp.kron(sp.csr_matrix(Z1), sp.identity(k * k)),
+            ],
+            format="csr",
+        )

@@ -54,6 +54,7 @@ __all__ = [
     "Birkhoff",
     "RowStochastic",
     "Unconstrained",
+    "Marginal",
     "frank_wolfe_projection",
     "FenchelYoungLoss",
     "GEOMETRIES",
@@ -929,6 +930,139 @@ class Unconstrained(Polytope):
 
     def _vertices(self, dim):
         raise NotApplicableError("Unconstrained is unbounded and has no vertices.")
+
+
+class Marginal(Polytope):
+    r"""The marginal polytope :math:`\mathcal M(G)` of a graph: node and edge (clique) marginals
+    ``mu = (q_i, Q_ij)`` of some joint distribution over the labelings of ``graph`` (seed 002).
+
+    The polytope of :class:`advgame.GraphGame`'s adversary, and the declaration of a graph game:
+    ``ag.PredictionGame(loss, GraphFeatures(), uncertainty, ag.polytopes.Marginal(graph))``.
+
+    Parameters
+    ----------
+    graph : networkx.Graph or 'chain'
+        A simple undirected graph on the nodes ``0..N-1`` (every example has ``N`` nodes; edge
+        inputs follow ``list(graph.edges())``), or ``'chain'``: each example is a sequence, a
+        path over its own rows (its length may vary).
+    relaxation : None or 'local', default=None
+        None: the exact marginal polytope, written through a junction tree (forests directly:
+        there the local polytope is exact).  ``'local'``: the local polytope (pairwise
+        consistency only), a *relaxation* on graphs with cycles (the game value is then an upper
+        bound; :attr:`exact` is False).
+    node_weights : None, 'position', array-like or callable, default=None
+        The weights ``w_i`` of the additive loss ``sum_i w_i L[a_i, y_i]`` the game is played
+        over (as :class:`advgame.AdversarialGraphicalModel`'s ``node_weights``): all 1, the
+        position ``i + 1``, one weight per node of ``graph``, or ``f(N) -> (N,)``.
+
+    The polytope is described by its constraints for the compilers (:meth:`regions`); it has
+    no Bregman projections here (``project``, ``argmax``, ``contains`` and ``vertices`` raise
+    :class:`NotApplicableError`; MAP decoding is :meth:`advgame.GraphGame.decode`).
+    """
+
+    def __init__(self, graph, relaxation=None, node_weights=None):
+        if isinstance(graph, str):
+            if graph != "chain":
+                raise ValueError(
+                    f"graph must be a networkx.Graph on the nodes 0..N-1 or 'chain'; got {graph!r}."
+                )
+        else:
+            from .inference import check_graph  # lazy: keeps polytopes free of graph imports
+
+            try:
+                check_graph(graph)
+            except ValueError as exc:
+                raise ValueError(f"Marginal(graph): {exc}") from None
+        if relaxation not in (None, "local"):
+            raise ValueError(
+                "relaxation must be None (the exact marginal polytope, through a junction tree) "
+                f"or 'local' (the local polytope, a relaxation on graphs with cycles); got "
+                f"{relaxation!r}."
+            )
+        if isinstance(node_weights, str) and node_weights != "position":
+            raise ValueError(
+                f"node_weights must be None, 'position', an array or a callable; got {node_weights!r}."
+            )
+        self.graph = graph
+        self.relaxation = relaxation
+        self.node_weights = node_weights
+
+    @property
+    def polytope(self):
+        """The :class:`advgame.GraphGame` polytope name: ``'marginal'`` or ``'local'``."""
+        return "marginal" if self.relaxation is None else "local"
+
+    @property
+    def has_cycles(self):
+        """Whether the graph has cycles (False for chains and forests)."""
+        if isinstance(self.graph, str):
+            return False
+        import networkx as nx
+
+        return not nx.is_forest(self.graph)
+
+    @property
+    def exact(self):
+        """False only for the local relaxation of a graph with cycles."""
+        return self.relaxation is None or not self.has_cycles
+
+    def graph_for(self, n_nodes):
+        """The graph of an example with ``n_nodes`` rows (a path for ``'chain'``)."""
+        if isinstance(self.graph, str):
+            import networkx as nx
+
+            return nx.path_graph(n_nodes)
+        return self.graph
+
+    def regions(self, k, n_nodes=None):
+        """The region marginals and consistency pairs for ``k`` labels
+        (:func:`advgame.graph.build_regions`; ``n_nodes`` for a chain)."""
+        from .graph import build_regions
+
+        return build_regions(self.graph_for(n_nodes), k, self.polytope)
+
+    def describe(self):
+        """One line: the graph and which polytope (exact or the local relaxation)."""
+        if isinstance(self.graph, str):
+            return "chains (one path per example); exact (local polytope of a tree)"
+        n, e = self.graph.number_of_nodes(), self.graph.number_of_edges()
+        head = f"a graph of {n} nodes and {e} edges"
+        if not self.has_cycles:
+            return f"{head} (a forest); exact (local polytope of a tree)"
+        if self.relaxation == "local":
+            return f"{head} with cycles; the local polytope, a RELAXATION of M(G) (not exact)"
+        return f"{head} with cycles; exact, through a junction tree"
+
+    def _unavailable(self, what):
+        raise NotApplicableError(
+            f"Marginal(graph) has no {what}: it declares a graph game's adversary polytope for "
+            "PredictionGame.compile; use advgame.GraphGame (solve, decode) on one example."
+        )
+
+    def project(self, theta, geometry="euclidean", max_iter=None, tol=None):
+        self._unavailable("Bregman projection")
+
+    def argmax(self, theta):
+        self._unavailable("flat linear maximisation oracle (MAP decoding is GraphGame.decode)")
+
+    def contains(self, mu, atol=CONTAINS_ATOL):
+        self._unavailable("membership test")
+
+    def vertices(self, dim):
+        self._unavailable("vertex enumeration")
+
+    def __repr__(self):
+        graph = (
+            "'chain'"
+            if isinstance(self.graph, str)
+            else f"<{self.graph.number_of_nodes()} nodes, {self.graph.number_of_edges()} edges>"
+        )
+        if self.relaxation == "local":
+            kind = "local polytope, a relaxation" if self.has_cycles else "local polytope, exact"
+        else:
+            kind = "junction tree, exact" if self.has_cycles else "a forest, exact"
+        weights = "" if self.node_weights is None else ", node_weights=..."
+        return f"Marginal({graph}{weights}: {kind})"
 
 
 # ---------------------------------------------------------------------------------- Frank-Wolfe

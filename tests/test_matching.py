@@ -207,11 +207,11 @@ def test_clone_get_params_and_pickle():
     assert clone(model).get_params() == model.get_params()
     model.fit(X, R)
     before = model.predict(X)  # decode='predictor' solves the game LP: builds a HiGHS model
-    assert model.game_._highs is not None
+    assert model.permutation_game_._highs is not None
     blob = pickle.dumps(model)
     assert b"highspy" not in blob
     restored = pickle.loads(blob)
-    assert restored.game_._highs is None
+    assert restored.permutation_game_._highs is None
     np.testing.assert_array_equal(restored.predict(X), before)
     assert restored.program_.describe() == model.program_.describe()
 

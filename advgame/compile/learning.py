@@ -149,8 +149,9 @@ class LearningProgram:
     def _repr_latex_(self):
         return self._latex
 
-    def solve(self, backend="highs", **options):
-        """Solve with ``backend='highs'`` (LP, QP) or ``'cvxpy'`` (any kind).
+    def solve(self, backend="auto", **options):
+        """Solve with ``backend='auto'`` (HiGHS for an LP, cvxpy for a QP or SOCP), ``'highs'``
+        (LP, QP) or ``'cvxpy'`` (any kind).
 
         Returns a :class:`LearningSolution` with ``theta``, the objective, each sample's predictor
         ``P`` and adversary ``Q``, and the duals of every constraint group.
@@ -206,7 +207,7 @@ class AdversaryProgram:
         """The adversary's program as a cvxpy ``Problem`` (``maximize``), named like the primal."""
         return self.program.to_cvxpy()
 
-    def solve(self, backend="highs", **options):
+    def solve(self, backend="auto", **options):
         """Solve; returns an :class:`AdversarySolution` (its ``value`` equals the primal's
         optimum, its ``Q`` is a worst-case conditional for every sample)."""
         solution = self.program.solve(backend=backend, **options)

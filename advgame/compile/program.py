@@ -223,7 +223,9 @@ class Program:
 
     # -------------------------------------------------------------------------------- solving
     def solve(self, backend="highs", **options):
-        """Solve with ``backend='highs'`` (LP and QP) or ``'cvxpy'`` (any kind).
+        """Solve with ``backend='highs'`` (LP and QP), ``'cvxpy'`` (any kind) or ``'auto'``
+        (HiGHS for an LP, cvxpy for a QP or SOCP: HiGHS' QP solver can stall or report 'Solve
+        error' on degenerate QPs that Clarabel solves).
 
         ``options`` go to :func:`advgame.compile.highs.solve_highs` (``time_limit``,
         ``iteration_limit``, ``tolerance``, ``verbose``, ``formulation``) or
@@ -239,6 +241,8 @@ class Program:
             and for a limit the objective reached and the best bound known).  cvxpy's
             'optimal_inaccurate' is returned with a ``RuntimeWarning`` instead.
         """
+        if backend == "auto":
+            backend = "highs" if self.kind == "LP" else "cvxpy"
         if backend == "highs":
             from .highs import solve_highs
 
@@ -247,7 +251,7 @@ class Program:
             from .cvx import solve_cvxpy
 
             return solve_cvxpy(self, **options)
-        raise ValueError(f"backend must be 'highs' or 'cvxpy'; got {backend!r}.")
+        raise ValueError(f"backend must be 'auto', 'highs' or 'cvxpy'; got {backend!r}.")
 
     def to_cvxpy(self):
         """The program as a cvxpy ``Problem`` with one named ``Variable`` per block

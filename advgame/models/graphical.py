@@ -36,76 +36,29 @@ from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .. import losses
 from .._validation import as_float_array
-from ..compile.program import Program
+from ..compile.graph import _one_hot
+from ..declaration import PredictionGame
 from ..exceptions import NotApplicableError
-from ..features import FeatureMap
+from ..features import GraphFeatures
 from ..graph import GRAPH_METHODS, GraphGame
 from ..inference import check_graph, marginals, max_sum
+from ..polytopes import Marginal
 from ..solvers import fit_adagrad, fit_lbfgs
 from ..uncertainty import SoftMoments, as_uncertainty
 from ._inputs import check_iteration_params, check_strength, resolve_loss_matrix
 
-__all__ = ["AdversarialGraphicalModel", "StructuredSVM", "GraphFeatures", "compile_graphical"]
+__all__ = ["AdversarialGraphicalModel", "StructuredSVM", "GraphFeatures"]
 
 _LOSSES = ("zero_one", "ordinal", "absolute", "squared", "log")
 _SOLVERS = ("auto", "compile", "subgradient", "lbfgs")
 #: ``solver='auto'`` compiles the whole-data program while it has at most this many
 #: adversary marginal entries (sum over examples of ``N k + |E| k^2``).
 AUTO_COMPILE_SIZE = 200_000
-
-
-# ----------------------------------------------------------------------------- features
-class GraphFeatures(FeatureMap):
-    r"""Node and edge features of a pairwise graph model (seed 002 §3.2).
-
-    ``theta = [vec Theta_node, vec Theta_edge]`` with ``Theta_node`` of shape ``(d + 1, k)``
-    (column ``c`` the weights of label ``c``, last row the intercepts) and ``Theta_edge`` of
-    shape ``(d_e + 1, k^2)`` (column ``a k + b`` the weights of the transition ``(a, b)``).
-    Blocks for group norms: one per label (node part) and one per transition (edge part).
-    """
-
-    def __init__(self, n_node_inputs, n_edge_inputs, n_labels):
-        self.n_classes_ = k = int(n_labels)
-        self.n_node_params = (n_node_inputs + 1) * k
-        self.n_params = self.n_node_params + (n_edge_inputs + 1) * k * k
-
-    def _fit(self, X):  # dimensions are fixed at construction
-        return None
-
-    def blocks(self):
-        k, split = self.n_classes_, self.n_node_params
-        node = [np.arange(c, split, k) for c in range(k)]
-        edge = [np.arange(split + t, self.n_params, k * k) for t in range(k * k)]
-        return node + edge
-
-    def potentials(self, theta, X1, Z1):
-        """``psi`` (nodes, k) and ``Psi`` (edges, k, k) of all stacked nodes and edges."""
-        k, split = self.n_classes_, self.n_node_params
-        psi = X1 @ theta[:split].reshape(-1, k)
-        Psi = (Z1 @ theta[split:].reshape(-1, k * k)).reshape(-1, k, k)
-        return psi, Psi
-
-    def adjoint(self, X1, Z1, G_node, G_edge):
-        """The gradient of ``sum G_node . psi + sum G_edge . Psi`` with respect to ``theta``."""
-        k = self.n_classes_
-        return np.concatenate([(X1.T @ G_node).ravel(), (Z1.T @ G_edge.reshape(-1, k * k)).ravel()])
-
-    def design(self, X1, Z1):
-        """Sparse ``D`` with ``[vec psi; vec Psi] = D theta`` (row-major node and edge blocks)."""
-        k = self.n_classes_
-        return sp.block_diag(
-            [
-                sp.kron(sp.csr_matrix(X1), sp.identity(k)),
-                sp.kron(sp.csr_matrix(Z1), sp.identity(k * k)),
-            ],
-            format="csr",
-        )
 
 
 # --------------------------------------------------------------------------------- data
@@ -171,16 +124,6 @@ def _loss_matrix(loss, k, name="loss"):
 
 
 # ------------------------------------------------------------------------ inner problems
-def _one_hot(graph, y, k):
-    """The node (n_g, N, k) and edge (n_g, E, k, k) indicator tables of labelings ``y``."""
-    n_g = y.shape[0]
-    pairs = np.array(list(graph.edges()), dtype=int).reshape(-1, 2)
-    YY = np.zeros((n_g, len(pairs), k, k))
-    g, e = np.meshgrid(np.arange(n_g), np.arange(len(pairs)), indexing="ij")
-    YY[g, e, y[:, pairs[:, 0]], y[:, pairs[:, 1]]] = 1.0
-    return np.eye(k)[y], YY
-
-
 def _observed(group, psi, Psi, y):
     """Scores ``s(y)`` (n_g,) and the one-hot tables of the labelings ``y`` (n_g, N)."""
     Y, YY = _one_hot(group.graph, y, psi.shape[-1])
@@ -257,72 +200,6 @@ class _StructuredObjective:
         objective = total / m + self.uncertainty.penalty(theta, fmap)
         gradient = fmap.adjoint(data.X1, data.Z1, G_node, G_edge) / m
         return objective, gradient + self.uncertainty.subgradient(theta, fmap)
-
-
-# ------------------------------------------------------------------------------ compiler
-def compile_graphical(games, data, fmap, uncertainty):
-    r"""The whole-data learning program of an adversarial graphical model (DESIGN §2).
-
-    Each example's inner LP (:meth:`advgame.GraphGame.inner_program`)
-    ``max c_s(theta)^T mu + sum_i v_i`` s.t. ``E mu = b``, ``v_i <= (W_i mu)_a``, ``mu >= 0`` has
-    the dual ``min b^T alpha`` s.t. ``E^T alpha - W^T beta >= c_s(theta)``, ``beta_i in Δ_l``
-    (``beta_i`` is the predictor's node marginal ``p_i``).  Substituting it for every example
-    gives one program in ``(theta, alpha, beta)``:
-
-    .. math::  \min\ \frac1n \sum_s \big(b_s^\top \alpha_s - s_\theta(y_s)\big) + R(\theta)
-               \quad\text{s.t.}\quad E_s^\top\alpha_s - W_s^\top\beta_s \ge C_s D\theta,\ \
-               \beta_{s,i} \in \Delta_l,
-
-    an LP (exact, l1, linf), QP (soft) or SOCP (l2, group), with ``C_s`` the example's map from
-    stacked potentials to marginal costs and ``D`` the feature design.
-    """
-    n, k = data.n_examples, fmap.n_classes_
-    n_nodes = data.X1.shape[0]
-    programs = [None] * n
-    for g, group in enumerate(data.groups):
-        inner = games[g].inner_program()
-        for s, nodes, edges in zip(group.examples, group.nodes, group.edges):
-            columns = np.concatenate(
-                [
-                    (nodes[:, None] * k + np.arange(k)).ravel(),
-                    n_nodes * k + (edges[:, None] * k * k + np.arange(k * k)).ravel(),
-                ]
-            )
-            programs[s] = (inner, columns)
-    n_u = n_nodes * k + data.Z1.shape[0] * k * k
-    cost_maps = []
-    for inner, columns in programs:
-        C = inner.cost_map.tocoo()
-        cost_maps.append(sp.csr_matrix((C.data, (C.row, columns[C.col])), shape=(C.shape[0], n_u)))
-    E = sp.block_diag([inner.equalities for inner, _ in programs], format="csr")
-    W = sp.block_diag([inner.losses for inner, _ in programs], format="csr")
-    b = np.concatenate([inner.rhs for inner, _ in programs])
-    l = programs[0][0].n_actions
-    Y_node, Y_edge = np.zeros((n_nodes, k)), np.zeros((data.Z1.shape[0], k, k))
-    for group in data.groups:
-        Y_node[group.nodes], Y_edge[group.edges] = _one_hot(group.graph, data.y[group.nodes], k)
-    observed = fmap.adjoint(data.X1, data.Z1, Y_node, Y_edge) / n
-    program = Program(f"adversarial graphical model ({uncertainty.program_kind})")
-    theta = program.add_variables("theta", fmap.n_params, cost=-observed)
-    alpha = program.add_variables("alpha", b.size, cost=b / n)
-    beta = program.add_variables("p", W.shape[0], lower=0.0)
-    program.add_rows(
-        "game",
-        [
-            (alpha, E.T.tocsr()),
-            (beta, -W.T.tocsr()),
-            (theta, -(sp.vstack(cost_maps) @ fmap.design(data.X1, data.Z1))),
-        ],
-        lower=0.0,
-    )
-    program.add_rows(
-        "predictor simplex",
-        [(beta, sp.kron(sp.identity(W.shape[0] // l), np.ones((1, l))))],
-        1.0,
-        1.0,
-    )
-    uncertainty.add_to_program(program, theta, fmap)
-    return program
 
 
 # ----------------------------------------------------------------------------- estimator
@@ -607,8 +484,18 @@ class AdversarialGraphicalModel(_GraphicalModel):
         Per-label node weights (last column the intercept).
     transitions_ : ndarray (k, k) or (d_e + 1, k, k)
         Learnt edge weights (``transitions_[a, b]`` for ``y_i = a, y_j = b``).
+    game_ : PredictionGame
+        The declaration: ``PredictionGame(loss_matrix_, GraphFeatures(d, d_e, k),
+        uncertainty_, ag.polytopes.Marginal(graph, node_weights=node_weights))``;
+        ``game_.compile(X_list, y_list)`` (``(X_s, Z_s)`` pairs with edge inputs) gives the
+        primal, the adversary's dual and their LaTeX (:class:`advgame.compile.GraphLearningProgram`)
+        whatever the solver.  For ``loss='log'`` (the CRF) its loss is ``ag.losses.log(k)``
+        and ``compile`` raises :class:`NotApplicableError` (``log Z`` is not an LP).
     program_ : Program
         The compiled program (``solver='compile'``); ``program_.to_cvxpy()`` hands it to cvxpy.
+    compiled_ : GraphLearningProgram
+        ``game_.compile(...)`` of the training data (``solver='compile'``): ``program_`` with
+        its dual (``compiled_.dual()``) and ``compiled_.latex()``.
     """
 
     def __init__(
@@ -701,8 +588,16 @@ class AdversarialGraphicalModel(_GraphicalModel):
         else:
             games = [GraphGame(self.loss_matrix_, g.graph, g.node_weights) for g in data.groups]
             inner = _AdversarialInner(games, self.inner)
+        self.game_ = PredictionGame(
+            losses.log(k) if self._is_crf else self.loss_matrix_,
+            GraphFeatures(self.n_features_in_, self.n_edge_features_in_, k),
+            self.uncertainty_,
+            Marginal(self.graph, node_weights=self.node_weights),
+        )
         if solver == "compile":
-            self.program_ = compile_graphical(games, data, self.feature_map_, self.uncertainty_)
+            inputs = X_list if edge_X_list is None else list(zip(X_list, edge_X_list))
+            self.compiled_ = self.game_.compile(inputs, y_list)
+            self.program_ = self.compiled_.program
             backend = self.backend
             if backend == "auto":
                 backend = "highs" if self.program_.kind == "LP" else "cvxpy"

@@ -19,24 +19,28 @@ all-ones matrix, and LP duality of the inner assignment problem gives
 
 so the whole training problem is one convex QP (an LP when ``alpha = 0``) in
 ``(W, b, P̂_i, a_i, c_i)``: "compiling the game into its dual" (DESIGN §2).  At its optimum
-``P̂_i`` is the predictor's minimax marginal matrix of sample ``i``.
+``P̂_i`` is the predictor's minimax marginal matrix of sample ``i``.  The estimator declares this
+game (``game_``, a :class:`advgame.PredictionGame` with the Birkhoff polytope) and compiles it
+through :func:`advgame.compile.compile_matching`, which also gives the adversary's program.
 """
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .. import polytopes
 from .._validation import check_real
-from ..compile import Program
 from ..compile.cvx import CLARABEL_OPTIONS
+from ..declaration import HAMMING, PredictionGame
 from ..exceptions import NotApplicableError, SolverError
+from ..features import Multiclass
 from ..permutation import DECODINGS, PermutationGame, ranks_to_matrices
 from ..solvers import fit_adagrad
+from ..uncertainty import Exact, SoftMoments
 from ._inputs import check_iteration_params, check_rankings, check_weights, validate_numeric
 from .projection import RankingMixin
 
-__all__ = ["AdversarialMatching", "MatchingObjective", "compile_matching"]
+__all__ = ["AdversarialMatching", "MatchingObjective"]
 
 _SOLVERS = ("auto", "compile", "subgradient")
 _BACKENDS = ("auto", "highs", "cvxpy")
@@ -47,77 +51,6 @@ AUTO_COMPILE_SIZE = 50_000
 #: parameters couple every sample's rows, so each interior-point step factorises a KKT system
 #: whose fill grows like that (vehicle, 846 x 18 with k = 4: 1.25e9, about 20 s with Clarabel).
 AUTO_COMPILE_WORK = 5e9
-
-
-def _design(X, k):
-    """``D`` with ``vec(Θ_1..Θ_n) = D vec(W)`` for row-major ``W`` of shape ``(d, k^2)``."""
-    return sp.kron(sp.csr_matrix(X), sp.identity(k * k), format="csr")
-
-
-def compile_matching(X, R, weights, alpha, fit_intercept=True):
-    r"""The training problem of :class:`AdversarialMatching` as one :class:`Program`.
-
-    .. math::  \min\ \sum_i w_i \big(1^\top a_i + 1^\top c_i - \langle Θ_i, P_i\rangle\big)
-               + \frac{\alpha}{2}\|W\|_F^2
-               \quad\text{s.t.}\quad a_{ij} + c_{ir} + \hat P_{i,jr} - Θ_{i,jr} \ge 1,\quad
-               \hat P_i 1 = 1,\ \hat P_i^\top 1 = 1,\ \hat P_i \ge 0,
-
-    with ``Θ_i = reshape(W^T x_i + b, (k, k))``; its optimum is the training objective itself
-    (no constant offset).  One column sum per sample is dropped (implied by the others).
-    Variable blocks: ``W`` (row-major, ``d k^2``), ``b`` (``k^2``, if ``fit_intercept``),
-    ``predictor`` (``P̂_i``, row-major, ``n k^2``), ``a`` and ``c`` (``n k`` each); row blocks
-    ``game``, ``predictor rows``, ``predictor columns``.  Built from sparse Kronecker products,
-    without loops over samples.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-    R : ndarray of int, shape (n, k)
-        Validated rankings, ``R[i, j]`` = rank of item ``j`` (1 = best).
-    weights : ndarray of shape (n,)
-        Non-negative sample weights summing to one.
-    alpha : float >= 0
-    fit_intercept : bool
-    """
-    n, d = X.shape
-    k = R.shape[1]
-    kk = k * k
-    weighted_truth = weights[:, None] * ranks_to_matrices(R).reshape(n, kk)
-    kind = "QP" if alpha > 0 else "LP"
-    program = Program(f"adversarial matching ({kind})")
-    W = program.add_variables("W", d * kk, cost=-(X.T @ weighted_truth).ravel())
-    scores = [(W, -_design(X, k))]
-    if fit_intercept:
-        b = program.add_variables("b", kk, cost=-weighted_truth.sum(axis=0))
-        scores.append((b, -sp.kron(np.ones((n, 1)), sp.identity(kk), format="csr")))
-    predictor = program.add_variables("predictor", n * kk, lower=0.0)
-    a = program.add_variables("a", n * k, cost=np.repeat(weights, k))
-    c = program.add_variables("c", n * k, cost=np.repeat(weights, k))
-    samples = sp.identity(n, format="csr")
-    item_of_cell = sp.kron(sp.identity(k), np.ones((k, 1)))  # cell j k + r -> item j
-    position_of_cell = sp.kron(np.ones((k, 1)), sp.identity(k))  # cell j k + r -> position r
-    program.add_rows(
-        "game",
-        [
-            (predictor, sp.identity(n * kk, format="csr")),
-            (a, sp.kron(samples, item_of_cell, format="csr")),
-            (c, sp.kron(samples, position_of_cell, format="csr")),
-            *scores,
-        ],
-        lower=1.0,
-    )
-    program.add_rows(
-        "predictor rows", [(predictor, sp.kron(samples, item_of_cell.T, format="csr"))], 1.0, 1.0
-    )
-    program.add_rows(
-        "predictor columns",
-        [(predictor, sp.kron(samples, position_of_cell.T.tocsr()[: k - 1], format="csr"))],
-        1.0,
-        1.0,
-    )
-    if alpha > 0:
-        program.add_quadratic(W, np.sqrt(alpha) * sp.identity(d * kk, format="csr"))
-    return program
 
 
 class MatchingObjective:
@@ -200,8 +133,9 @@ class AdversarialMatching(RankingMixin, BaseEstimator):
     fit_intercept : bool, default=True
         Add an unpenalised score matrix ``b``.
     solver : {'auto', 'compile', 'subgradient'}, default='auto'
-        ``'compile'``: the exact QP of :func:`compile_matching` (the game replaced by its LP dual,
-        DESIGN §2).  ``'subgradient'``: averaged mini-batch AdaGrad
+        ``'compile'``: the exact QP of ``game_.compile(X, R)``
+        (:func:`advgame.compile.compile_matching`: the game replaced by its LP dual, DESIGN §2).
+        ``'subgradient'``: averaged mini-batch AdaGrad
         (:func:`advgame.solvers.fit_adagrad`) with the adversary's ``Q*`` as the subgradient
         (:class:`MatchingObjective`).  ``'auto'`` compiles while ``n_samples * k^2 <=
         AUTO_COMPILE_SIZE`` (50,000) and ``n_samples * k^2 * n_params^2 <= AUTO_COMPILE_WORK``
@@ -241,10 +175,17 @@ class AdversarialMatching(RankingMixin, BaseEstimator):
     objective_ : float
         The training objective at ``(coef_, intercept_)`` (the compiled program's optimum, or
         the exact objective at AdaGrad's averaged iterate).
-    game_ : PermutationGame
-    program_ : Program or None
-        The compiled program (``program_.to_cvxpy()`` gives it to cvxpy, ``describe()`` summarises
-        it); None for ``'subgradient'``.
+    game_ : PredictionGame
+        The declared game: ``PredictionGame('hamming', Multiclass(fit_intercept),
+        SoftMoments(alpha) (Exact() when alpha = 0), ag.polytopes.Birkhoff())``;
+        ``game_.compile(X, R)`` gives the training program (with its dual and LaTeX) whatever
+        the solver.
+    permutation_game_ : PermutationGame
+        The per-sample game (value, adversary, predictor; used by ``predict``).
+    program_ : MatchingProgram or None
+        The compiled program (:class:`advgame.compile.MatchingProgram`: ``to_cvxpy()`` gives it to
+        cvxpy, ``describe()`` summarises it, ``dual()`` is the adversary's program); None for
+        ``'subgradient'``.
     n_iter_ : int
         1 for ``'compile'``; AdaGrad steps for ``'subgradient'``.
     solver_ : str
@@ -318,7 +259,13 @@ class AdversarialMatching(RankingMixin, BaseEstimator):
         sample_weight = check_weights(sample_weight, X)
         weights = sample_weight / sample_weight.sum()
         k = self.n_labels_ = R.shape[1]
-        self.game_ = PermutationGame(k)
+        self.permutation_game_ = PermutationGame(k)
+        self.game_ = PredictionGame(
+            HAMMING,
+            features=Multiclass(fit_intercept=self.fit_intercept),
+            uncertainty=SoftMoments(float(self.alpha)) if self.alpha > 0 else Exact(),
+            polytope=polytopes.Birkhoff(),
+        )
         solver = self.solver
         if solver == "auto":
             size = X.shape[0] * k * k
@@ -327,19 +274,20 @@ class AdversarialMatching(RankingMixin, BaseEstimator):
             solver = "compile" if small else "subgradient"
         self.solver_ = solver
         if solver == "compile":
-            self._fit_compiled(X, R, weights)
+            self._fit_compiled(X, R, sample_weight)
         else:
             self._fit_subgradient(X, R, weights)
         return self
 
-    def _fit_compiled(self, X, R, weights):
+    def _fit_compiled(self, X, R, sample_weight):
         backend = "cvxpy" if self.backend == "auto" else self.backend
         if backend == "highs" and self.alpha > 0:
             raise NotApplicableError(
                 "backend='highs' solves the LP of alpha=0 only: HiGHS's active-set QP solver "
                 "stalls on this program's degenerate QP (alpha > 0). Use backend='cvxpy' or 'auto'."
             )
-        program = compile_matching(X, R, weights, float(self.alpha), self.fit_intercept)
+        compiled = self.game_.compile(X, R, sample_weight)
+        program = compiled.program
         if backend == "highs":
             solution = program.solve("highs", tolerance=self.tol)
         else:
@@ -353,11 +301,11 @@ class AdversarialMatching(RankingMixin, BaseEstimator):
         self.coef_ = solution.x[program.variables["W"]].reshape(X.shape[1], kk)
         self.intercept_ = solution.x[program.variables["b"]] if self.fit_intercept else np.zeros(kk)
         self.objective_ = solution.objective
-        self.program_, self.n_iter_ = program, 1
+        self.program_, self.n_iter_ = compiled, 1
 
     def _fit_subgradient(self, X, R, weights):
         objective = MatchingObjective(
-            self.game_, X, R, weights, float(self.alpha), self.fit_intercept
+            self.permutation_game_, X, R, weights, float(self.alpha), self.fit_intercept
         )
         kk = self.n_labels_**2
         theta0 = np.zeros(X.shape[1] * kk + (kk if self.fit_intercept else 0))
@@ -385,9 +333,9 @@ class AdversarialMatching(RankingMixin, BaseEstimator):
         """Predicted permutation matrices ``(n, k, k)`` (``P[i, j, r] = 1``: label ``j`` at
         position ``r``), decoded as set by ``decode``."""
         scores = self.decision_scores(X)
-        return self.game_.predict(scores, decode=self.decode, as_matrix=True)
+        return self.permutation_game_.predict(scores, decode=self.decode, as_matrix=True)
 
     def predict(self, X):
         """Predicted rankings ``(n, k)``: ``R[i, j]`` is the rank of label ``j`` (1 = best)."""
         scores = self.decision_scores(X)
-        return self.game_.predict(scores, decode=self.decode)
+        return self.permutation_game_.predict(scores, decode=self.decode)

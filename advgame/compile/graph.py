@@ -1,0 +1,510 @@
+r"""Compile the learning problem of a graph game (seed 002; DESIGN §2 and Appendix A).
+
+Each example ``s`` is a graph with the additive loss ``sum_i w_i L[a_i, y_i]`` and the adversary's
+region marginals ``mu_s`` in the marginal polytope (:meth:`advgame.GraphGame.inner_program`):
+
+.. math::  \mathrm{value}_s(\theta) = \max_{\mu \ge 0,\, v}\ (C_s D \theta)^\top \mu + \sum_i v_i
+           \quad\text{s.t.}\quad E_s \mu = b_s,\ \ v_i \le (W_s \mu)_{i l + a},
+
+with ``W_s`` stacking ``w_i L M_i`` (``M_i`` reads node ``i``'s marginal off ``mu``), ``C_s`` the
+map from the stacked potentials ``[vec psi; vec Psi]`` to the marginal costs and ``D`` the
+feature design.  Its LP dual ``min b_s^T alpha_s`` s.t. ``E_s^T alpha_s - W_s^T p_s >= C_s D
+theta``, ``p_{s,i} in Δ_l`` (``p_{s,i}`` the predictor's node marginal) substituted for every
+example gives the **primal**
+
+.. math::  \min_{\theta, \alpha, p}\ \sum_s \omega_s \big(b_s^\top \alpha_s
+           - \theta^\top\phi(x_s, y_s)\big) + R(\theta)
+           \quad\text{s.t.}\quad E_s^\top\alpha_s - W_s^\top p_s \ge C_s D\theta,\ \
+           p_{s,i} \in \Delta_l,
+
+(``omega_s`` the normalised example weights) and its Lagrangian dual, the **adversary's
+program**
+
+.. math::  \max_{\mu, v}\ \sum_s \omega_s \sum_i v_{si} - R^*(m(\mu)) \quad\text{s.t.}\quad
+           E_s \mu_s = b_s,\ \mu_s \ge 0,\ v_{si} \le (W_s \mu_s)_{i l + a},\qquad
+           m(\mu) = \sum_s \omega_s (C_s D)^\top \mu_s - \sum_s \omega_s \phi(x_s, y_s),
+
+with the uncertainty set bounding (or penalising) the moment residual ``m``.  The primal's
+``game`` multipliers are ``omega_s mu*_s`` (the adversary's marginals), the dual's ``game``
+multipliers ``omega_s p*_s``.
+"""
+
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..exceptions import NotApplicableError
+from ..features import GraphFeatures
+from ..graph import GraphGame
+from .learning import LearningProgram, _rows_to_distributions
+from .program import Program, Solution
+
+__all__ = [
+    "GraphAdversaryProgram",
+    "GraphAdversarySolution",
+    "GraphLearningProgram",
+    "GraphLearningSolution",
+    "compile_graph",
+    "compile_graph_game",
+    "graph_latex",
+]
+
+
+@dataclass
+class GraphLearningSolution:
+    """A solved graph learning program.
+
+    Attributes
+    ----------
+    theta : ndarray
+        The model parameters (node and edge weights, :class:`GraphFeatures` order).
+    objective : float
+        The optimal learning objective.
+    P : list of ndarray (N_s, l)
+        Each example's predictor node marginals ``p*_s`` (seed 002 Eq. 10).
+    Q : list of ndarray (N_s, k) or None
+        Each example's adversary node marginals: the multipliers of its ``game`` rows divided by
+        its weight, read onto the nodes (None when the backend gave no multipliers).
+    duals : dict
+        The multipliers of every constraint group, by name.
+    solution : Solution
+        The raw solution of the program.
+    """
+
+    theta: np.ndarray
+    objective: float
+    P: list
+    Q: list
+    duals: dict
+    solution: Solution
+
+
+@dataclass
+class GraphAdversarySolution:
+    """The solved adversary's program: its optimal ``value``, each example's node marginals
+    ``Q`` (list of (N_s, k)) and region marginals ``mu`` (list)."""
+
+    value: float
+    Q: list
+    mu: list
+    solution: Solution
+
+
+@dataclass
+class _Layout:
+    """Where each example's pieces sit in the stacked programs."""
+
+    mu_sizes: np.ndarray  # region-marginal entries per example
+    node_counts: np.ndarray  # nodes per example
+    node_maps: sp.csr_matrix  # stacked mu -> stacked vec q (block diagonal)
+    n_labels: int
+    n_actions: int
+
+    def split_mu(self, mu):
+        return np.split(mu, np.cumsum(self.mu_sizes)[:-1])
+
+    def node_marginals(self, mu_stacked):
+        """Per example (N_s, k) node marginals of stacked region marginals."""
+        q = (self.node_maps @ mu_stacked).reshape(-1, self.n_labels)
+        return [
+            _rows_to_distributions(part) for part in np.split(q, np.cumsum(self.node_counts)[:-1])
+        ]
+
+    def predictor(self, p):
+        P = p.reshape(-1, self.n_actions)
+        return [
+            _rows_to_distributions(part) for part in np.split(P, np.cumsum(self.node_counts)[:-1])
+        ]
+
+
+class GraphLearningProgram(LearningProgram):
+    r"""The compiled learning problem of a graph game: the predictor's program (the primal:
+    ``theta``, ``alpha`` per region constraint, ``p`` the predictor's node marginals; rows
+    ``game``, ``predictor simplex`` and the uncertainty set's), the adversary's program
+    (:meth:`dual`: ``mu`` the region marginals, ``v``; rows ``marginal polytope``, ``game``,
+    ``moments``) and their LaTeX.  See :mod:`advgame.compile.graph`.
+
+    ``solve`` returns a :class:`GraphLearningSolution`, whose ``P`` and ``Q`` are lists with one
+    ``(N_s, l)`` / ``(N_s, k)`` array per example (examples may differ in size).
+    """
+
+    def __init__(self, primal, dual_builder, layout, weights, latex, exact=True):
+        super().__init__(
+            primal,
+            dual_builder,
+            len(weights),
+            layout.n_labels,
+            layout.n_actions,
+            weights,
+            latex,
+        )
+        self.layout = layout
+        self.exact = exact
+
+    def dual(self):
+        """The adversary's program (:class:`GraphAdversaryProgram`), built on first use."""
+        if self._dual is None:
+            self._dual = GraphAdversaryProgram(self._dual_builder(), self.layout, self.weights)
+        return self._dual
+
+    def solve(self, backend="auto", **options):
+        """Solve with ``backend='highs'`` (LP, QP) or ``'cvxpy'`` (any kind); returns a
+        :class:`GraphLearningSolution`."""
+        solution = self.program.solve(backend=backend, **options)
+        x = solution.x
+        theta = x[self.program.variables["theta"]].copy()
+        P = self.layout.predictor(x[self.program.variables["p"]])
+        duals = self.program.duals(solution) if solution.row_duals is not None else {}
+        Q = None
+        if duals:
+            scale = np.repeat(np.where(self.weights > 0, self.weights, 1.0), self.layout.mu_sizes)
+            Q = self.layout.node_marginals(duals["game"] / scale)
+        return GraphLearningSolution(
+            theta=theta, objective=solution.objective, P=P, Q=Q, duals=duals, solution=solution
+        )
+
+    def __repr__(self):
+        return f"GraphLearningProgram({self.program!r})"
+
+
+class GraphAdversaryProgram:
+    """The adversary's program of a :class:`GraphLearningProgram` (a maximisation)."""
+
+    def __init__(self, program, layout, weights):
+        self.program = program
+        self.layout = layout
+        self.weights = weights
+
+    @property
+    def kind(self):
+        return self.program.kind
+
+    @property
+    def variables(self):
+        return self.program.variables
+
+    @property
+    def constraints(self):
+        return self.program.rows
+
+    def describe(self):
+        return self.program.describe()
+
+    def to_cvxpy(self):
+        """The adversary's program as a cvxpy ``Problem`` (``maximize``), named like the primal."""
+        return self.program.to_cvxpy()
+
+    def solve(self, backend="auto", **options):
+        """Solve; returns a :class:`GraphAdversarySolution` (its ``value`` equals the primal's
+        optimum)."""
+        solution = self.program.solve(backend=backend, **options)
+        mu = solution.x[self.program.variables["mu"]]
+        return GraphAdversarySolution(
+            value=solution.objective,
+            Q=self.layout.node_marginals(mu),
+            mu=self.layout.split_mu(mu.copy()),
+            solution=solution,
+        )
+
+    def __repr__(self):
+        return f"GraphAdversaryProgram({self.program!r})"
+
+
+# ----------------------------------------------------------------------------------- builder
+def _example_weights(sample_weight, n):
+    if sample_weight is None:
+        return np.full(n, 1.0 / n)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    return w / w.sum()
+
+
+def _pieces(games, data, fmap):
+    """Each example's inner program stacked: ``E``, ``b``, ``W``, ``C D`` and the layout."""
+    n, k = data.n_examples, fmap.n_classes_
+    n_nodes = data.X1.shape[0]
+    programs = [None] * n
+    for g, group in enumerate(data.groups):
+        inner = games[g].inner_program()
+        for s, nodes, edges in zip(group.examples, group.nodes, group.edges):
+            columns = np.concatenate(
+                [
+                    (nodes[:, None] * k + np.arange(k)).ravel(),
+                    n_nodes * k + (edges[:, None] * k * k + np.arange(k * k)).ravel(),
+                ]
+            )
+            programs[s] = (inner, columns)
+    n_u = n_nodes * k + data.Z1.shape[0] * k * k
+    cost_maps = []
+    for inner, columns in programs:
+        C = inner.cost_map.tocoo()
+        cost_maps.append(sp.csr_matrix((C.data, (C.row, columns[C.col])), shape=(C.shape[0], n_u)))
+    E = sp.block_diag([inner.equalities for inner, _ in programs], format="csr")
+    W = sp.block_diag([inner.losses for inner, _ in programs], format="csr")
+    b = np.concatenate([inner.rhs for inner, _ in programs])
+    CD = (sp.vstack(cost_maps) @ fmap.design(data.X1, data.Z1)).tocsr()
+    layout = _Layout(
+        mu_sizes=np.array([inner.equalities.shape[1] for inner, _ in programs]),
+        node_counts=np.array([inner.n_nodes for inner, _ in programs]),
+        node_maps=sp.block_diag([inner.node_maps for inner, _ in programs], format="csr"),
+        n_labels=k,
+        n_actions=programs[0][0].n_actions,
+    )
+    return E, b, W, CD, layout, [inner.rhs.size for inner, _ in programs]
+
+
+def _observed_moments(data, fmap, w):
+    """``sum_s omega_s phi(x_s, y_s)``: the weighted empirical clique moments."""
+    k = fmap.n_classes_
+    node_w = np.zeros(data.X1.shape[0])
+    edge_w = np.zeros(data.Z1.shape[0])
+    Y_node, Y_edge = np.zeros((data.X1.shape[0], k)), np.zeros((data.Z1.shape[0], k, k))
+    for group in data.groups:
+        Y_node[group.nodes], Y_edge[group.edges] = _one_hot(group.graph, data.y[group.nodes], k)
+        node_w[group.nodes] = w[group.examples][:, None]
+        edge_w[group.edges] = w[group.examples][:, None]
+    return fmap.adjoint(data.X1, data.Z1, Y_node * node_w[:, None], Y_edge * edge_w[:, None, None])
+
+
+def _one_hot(graph, y, k):
+    """The node (n_g, N, k) and edge (n_g, E, k, k) indicator tables of labelings ``y``."""
+    n_g = y.shape[0]
+    pairs = np.array(list(graph.edges()), dtype=int).reshape(-1, 2)
+    YY = np.zeros((n_g, len(pairs), k, k))
+    g, e = np.meshgrid(np.arange(n_g), np.arange(len(pairs)), indexing="ij")
+    YY[g, e, y[:, pairs[:, 0]], y[:, pairs[:, 1]]] = 1.0
+    return np.eye(k)[y], YY
+
+
+def graph_primal(E, b, W, CD, fmap, uncertainty, observed, w, b_sizes, n_actions):
+    """The predictor's program (blocks ``theta``, ``alpha``, ``p``; rows ``game``,
+    ``predictor simplex``, then the uncertainty set's regulariser)."""
+    program = Program(f"adversarial graphical model ({uncertainty.program_kind})")
+    theta = program.add_variables("theta", fmap.n_params, cost=-observed, label="-b_obs")
+    alpha = program.add_variables("alpha", b.size, cost=b * np.repeat(w, b_sizes), label="w b")
+    p = program.add_variables("p", W.shape[0], lower=0.0)
+    program.add_rows(
+        "game",
+        [(alpha, E.T.tocsr(), "E^T"), (p, -W.T.tocsr(), "-W^T"), (theta, -CD, "-C Phi")],
+        lower=0.0,
+    )
+    program.add_rows(
+        "predictor simplex",
+        [
+            (
+                p,
+                sp.kron(sp.identity(W.shape[0] // n_actions), np.ones((1, n_actions))).tocsr(),
+                "kron(I_nodes, 1_l^T)",
+            )
+        ],
+        1.0,
+        1.0,
+    )
+    uncertainty.add_to_program(program, theta, fmap)
+    return program
+
+
+def graph_dual(E, b, W, CD, fmap, uncertainty, observed, w, mu_sizes, node_counts, n_actions):
+    """The adversary's program (blocks ``mu``, ``v``, moment-gap variables; rows ``marginal
+    polytope``, ``game``, ``moments`` and the uncertainty set's)."""
+    program = Program(f"graph adversary ({uncertainty.program_kind})", sense="maximize")
+    mu = program.add_variables("mu", E.shape[1], lower=0.0)
+    n_nodes = W.shape[0] // n_actions
+    v = program.add_variables("v", n_nodes, cost=np.repeat(w, node_counts), label="omega")
+    program.add_rows("marginal polytope", [(mu, E, "E")], b, b)
+    program.add_rows(
+        "game",
+        [
+            (mu, W, "W"),
+            (v, -sp.kron(sp.identity(n_nodes), np.ones((n_actions, 1))).tocsr(), "-kron(I, 1_l)"),
+        ],
+        lower=0.0,
+    )
+    weighted = (CD.T @ sp.diags(np.repeat(w, mu_sizes))).tocsr()
+    uncertainty.add_to_dual(program, [(mu, weighted, "(C Phi)^T Omega")], observed, fmap)
+    return program
+
+
+def compile_graph(loss_matrix, games, data, fmap, uncertainty, sample_weight=None, latex=""):
+    """The :class:`GraphLearningProgram` of stacked graph examples.
+
+    Parameters
+    ----------
+    loss_matrix : ndarray (l, k)
+    games : list of GraphGame
+        One per group of ``data`` (examples sharing a graph), with its node weights and polytope.
+    data : stacked examples
+        ``X1`` (node inputs with a ones column), ``Z1`` (edge inputs with a ones column), ``y``
+        (node label indices), ``groups`` (``graph``, ``examples``, ``nodes``, ``edges``) and
+        ``n_examples`` (as :meth:`AdversarialGraphicalModel._bind` builds them).
+    fmap : GraphFeatures
+    uncertainty : UncertaintySet
+    sample_weight : ndarray (n_examples,), optional
+        One non-negative weight per example (normalised to sum to one).
+    latex : str
+    """
+    n = data.n_examples
+    w = _example_weights(sample_weight, n)
+    E, b, W, CD, layout, b_sizes = _pieces(games, data, fmap)
+    observed = _observed_moments(data, fmap, w)
+    l = np.asarray(loss_matrix).shape[0]
+    primal = graph_primal(E, b, W, CD, fmap, uncertainty, observed, w, b_sizes, l)
+    builder = partial(
+        graph_dual,
+        *(E, b, W, CD, fmap, uncertainty, observed, w),
+        *(layout.mu_sizes, layout.node_counts, l),
+    )
+    return GraphLearningProgram(
+        primal, builder, layout, w, latex, exact=all(game.exact for game in games)
+    )
+
+
+# ------------------------------------------------------------------------ from a declaration
+def _split_inputs(X):
+    """``X`` = list of node inputs, or of ``(node_inputs, edge_inputs)`` pairs."""
+    if isinstance(X, np.ndarray) and X.dtype != object:
+        raise ValueError(
+            "X of a graph game must be a list with one (N_s, d) array of node inputs per example "
+            f"(or (node_inputs, edge_inputs) pairs); got a single {X.ndim}-d array."
+        )
+    try:
+        X = list(X)
+    except TypeError:
+        raise ValueError("X of a graph game must be a list with one array per example.") from None
+    paired = [isinstance(x, tuple) for x in X]
+    if any(paired) and not all(paired):
+        raise ValueError(
+            "X must hold node-input arrays for every example, or (node_inputs, edge_inputs) "
+            "pairs for every example; not a mixture."
+        )
+    if X and all(paired):
+        if any(len(x) != 2 for x in X):
+            raise ValueError("each pair of X must be (node_inputs, edge_inputs).")
+        return [x[0] for x in X], [x[1] for x in X]
+    return X, None
+
+
+def compile_graph_game(pg, X, y, sample_weight=None):
+    """:meth:`PredictionGame.compile` for the graph family (a :class:`Marginal` polytope).
+
+    ``X``: one ``(N_s, d)`` array of node inputs per example, or ``(node_inputs,
+    edge_inputs)`` pairs (edge inputs ``(|E_s|, d_e)``, rows in ``list(graph.edges())`` order);
+    ``y``: one label array ``(N_s,)`` per example; ``sample_weight``: one weight per example.
+    """
+    from ..losses import Entropy
+    from ..models.graphical import AdversarialGraphicalModel
+
+    polytope = pg.polytope
+    if isinstance(pg.loss, Entropy):
+        raise NotApplicableError(
+            f"{pg!r}: the log loss on a graph is the CRF; its learning problem (log Z) is not an "
+            "LP/QP/SOCP and has no compiled program. Fit it with "
+            "ag.AdversarialGraphicalModel(loss='log', solver='lbfgs' or 'subgradient')."
+        )
+    X_list, edge_X_list = _split_inputs(X)
+    binder = AdversarialGraphicalModel(graph=polytope.graph, node_weights=polytope.node_weights)
+    data = binder._bind(X_list, edge_X_list, y, fitting=True)
+    classes = binder.classes_
+    k = classes.size
+    L = pg.loss_matrix(k, classes=None if isinstance(pg.loss, str) else classes)
+    declared = pg.features
+    fmap = GraphFeatures(binder.n_features_in_, binder.n_edge_features_in_, k)
+    for name, value in (
+        ("n_node_inputs", binder.n_features_in_),
+        ("n_edge_inputs", binder.n_edge_features_in_),
+        ("n_labels", k),
+    ):
+        expected = getattr(declared, name, None)
+        if expected is not None and expected != value:
+            raise ValueError(
+                f"features = {declared!r} declares {name}={expected}, but the data give {value}."
+            )
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        if sample_weight.shape != (data.n_examples,) or not np.all(np.isfinite(sample_weight)):
+            raise ValueError(
+                f"sample_weight must hold one finite weight per example ({data.n_examples})."
+            )
+        if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
+            raise ValueError("sample_weight must be non-negative with a positive sum.")
+    games = [
+        GraphGame(L, group.graph, group.node_weights, polytope.polytope) for group in data.groups
+    ]
+    return compile_graph(
+        L.matrix, games, data, fmap, pg.uncertainty, sample_weight, latex=graph_latex(pg, L)
+    )
+
+
+# ------------------------------------------------------------------------------------ LaTeX
+def graph_latex(pg, L):
+    r"""The primal and dual graph learning programs as LaTeX, the declarations substituted:
+    the loss, ``M(G)`` (junction tree) or its local relaxation, the norm and radius."""
+    from ..declaration import _latex_loss
+
+    uncertainty = pg.uncertainty
+    regularizer = uncertainty.latex_regularizer()
+    penalty, constraint = uncertainty.latex_constraint()
+    polytope = pg.polytope
+    if polytope.relaxation == "local" and polytope.has_cycles:
+        region = (
+            r"\mathbb L(G) \supseteq \mathcal M(G)\ \text{(the local polytope: a relaxation, "
+            r"pairwise consistency only)}"
+        )
+        set_name = r"\mathbb L(G)"
+    else:
+        region = r"\mathcal M(G)\ \text{(the marginal polytope" + (
+            r", through a junction tree)}"
+            if polytope.has_cycles
+            else r"; on a forest the local polytope is exact)}"
+        )
+        set_name = r"\mathcal M(G)"
+    weights = (
+        r"w_i = 1"
+        if polytope.node_weights is None
+        else (r"w_i = i" if polytope.node_weights == "position" else r"w_i \text{ given}")
+    )
+    primal = [
+        r"\begin{aligned}",
+        r"\min_{\theta,\, \alpha,\, p}\quad & \sum_{s=1}^{n} \omega_s\,\big(b_s^\top\alpha_s - "
+        r"\theta^\top\phi(x_s, y_s)\big)" + (f" + {regularizer}" if regularizer else "") + r"\\",
+        r"\text{s.t.}\quad & E_s^\top \alpha_s - W_s^\top p_s \ge C_s \Phi \theta"
+        r" \quad \forall s \quad (\text{game})\\",
+        r"& p_{s,i} \in \Delta_l \quad \forall s,\ \forall i \quad (\text{predictor simplex})",
+        r"\end{aligned}",
+    ]
+    objective = r"\sum_{s=1}^{n} \omega_s \sum_{i} v_{si}" + (f" - {penalty}" if penalty else "")
+    dual = [
+        r"\begin{aligned}",
+        r"\max_{\mu,\, v}\quad & " + objective + r"\\",
+        r"\text{s.t.}\quad & v_{si} \le w_i\,(L\, q_{si}(\mu_s))_a \quad \forall s, i,\ "
+        r"\forall a \in [l] \quad (\text{game})\\",
+        rf"& \mu_s \in {set_name}:\ E_s \mu_s = b_s,\ \mu_s \ge 0 \quad \forall s \quad "
+        r"(\text{marginal polytope})\\",
+    ]
+    if constraint:
+        dual.append(rf"& {constraint} \quad (\text{{moments}})\\")
+    dual += [
+        r"& m(\mu) = \sum_{s=1}^{n} \omega_s \big(\mathbb E_{\mu_s}[\phi(x_s, Y)] - "
+        r"\phi(x_s, y_s)\big)",
+        r"\end{aligned}",
+    ]
+    where = (
+        r"\text{where } L(\hat y, y) = \sum_i w_i L_{\hat y_i y_i},\ "
+        + _latex_loss(L, pg.loss, pg.alpha)
+        + r",\ "
+        + weights
+        + r",\quad \phi(x, y) = \sum_i e_{y_i} \otimes [x_i; 1] + \sum_{(i,j) \in E} "
+        r"e_{(y_i, y_j)} \otimes [z_{ij}; 1],\quad "
+        + region
+        + r",\quad \omega_s = \tfrac{1}{n} \text{ (or the normalised sample weights)}"
+    )
+    return (
+        "% primal: the predictor's regularised risk over node marginals\n$$\n"
+        + "\n".join(primal)
+        + "\n$$\n% dual: the adversary's maximisation over each example's marginals\n$$\n"
+        + "\n".join(dual)
+        + "\n$$\n$$\n"
+        + where
+        + "\n$$\n"
+    )

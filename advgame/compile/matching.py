@@ -1,0 +1,371 @@
+r"""Compile the Birkhoff (permutation) game's learning problem (DESIGN App. B, DESIGN §2).
+
+Labels are permutations of ``k`` items, given as rankings ``R[i, j]`` = rank of item ``j``
+(1 = best) and encoded as permutation matrices ``P_i[j, R_ij - 1] = 1``.  A linear model scores
+every item at every position, ``Θ_i = reshape(W^T x_i + b, (k, k))``, and the loss is the Hamming
+loss ``k - <P̂, P>``.  Since every doubly stochastic ``Q`` has ``1^T Q 1 = k``, the loss is
+``<E - P̂, Q>`` with ``E`` the all-ones matrix, and LP duality of the inner assignment problem gives
+
+.. math::  \mathrm{value}(Θ) = \min_{\hat P \in B_k} \max_{Q \in B_k} \langle Θ + E - \hat P,
+           Q\rangle = \min_{\hat P \in B_k,\, a,\, c}\ 1^\top a + 1^\top c
+           \quad\text{s.t.}\quad a_j + c_r + \hat P_{jr} - Θ_{jr} \ge 1,
+
+so the learning problem ``min_{W, b} sum_i w_i [value(Θ_i) - <Θ_i, P_i>] + R(W)`` is one convex
+program in ``(W, b, P̂_i, a_i, c_i)`` (:func:`matching_primal`).  Its Lagrangian dual is the
+adversary's program (:func:`matching_dual`): each ``Q_i`` doubly stochastic, the moment residual
+``m = sum_i w_i x_i ⊗ vec(Q_i - P_i)`` bounded by the uncertainty set (the intercept's moments
+``sum_i w_i (Q_i - P_i) = 0`` matched exactly: ``b`` is not regularised).
+"""
+
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..features import FeatureMap
+from ..permutation import ranks_to_matrices
+from .learning import AdversaryProgram, LearningProgram, LearningSolution, _weights
+from .program import Program, Solution
+
+__all__ = [
+    "MatchingAdversaryProgram",
+    "MatchingAdversarySolution",
+    "MatchingProgram",
+    "check_rankings",
+    "compile_matching",
+    "matching_dual",
+    "matching_latex",
+    "matching_primal",
+]
+
+
+def check_rankings(R, n_samples, name="R"):
+    """Full rankings ``R[i, j]`` = rank of item ``j`` (1 = best) as an int64 ``(n, k)`` array:
+    every row a permutation of ``1..k``, ``k >= 2``, one row per sample."""
+    try:
+        R = np.asarray(R, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric (n_samples, n_items) array of ranks.") from None
+    if R.ndim != 2 or R.shape[1] < 2:
+        raise ValueError(
+            f"{name} must be a 2-D array of rankings with at least 2 items (R[i, j] = rank of item "
+            f"j, 1 = best); got shape {R.shape}."
+        )
+    if R.shape[0] != n_samples:
+        raise ValueError(f"{name} has {R.shape[0]} rows but X has {n_samples} samples.")
+    k = R.shape[1]
+    if not np.all(np.isfinite(R)) or np.any(np.sort(R, axis=1) != np.arange(1, k + 1)):
+        raise ValueError(
+            f"every row of {name} must be a permutation of the ranks 1..{k} (no ties, no missing "
+            "items)."
+        )
+    return R.astype(np.int64)
+
+
+class CellFeatures(FeatureMap):
+    r"""The parameter space of the scores ``Θ(x) = reshape(W^T x, (k, k))``: ``theta = vec(W)``
+    (row-major ``(d, k^2)``), explicit coordinates, one block per cell ``(j, r)`` (for group
+    norms).  What :mod:`advgame.uncertainty` needs of a feature map."""
+
+    def __init__(self, n_features, k):
+        self.n_features, self.k = int(n_features), int(k)
+        self.n_params = self.n_features * self.k * self.k
+
+    def blocks(self):
+        kk = self.k * self.k
+        return [np.arange(cell, self.n_params, kk) for cell in range(kk)]
+
+
+def _design(X, k):
+    """``D`` with ``vec(Θ_1..Θ_n) = D vec(W)`` for row-major ``W`` of shape ``(d, k^2)``."""
+    return sp.kron(sp.csr_matrix(X), sp.identity(k * k), format="csr")
+
+
+def _cells(k):
+    """``(item_of_cell, position_of_cell)``: cell ``j k + r`` -> item ``j``, -> position ``r``."""
+    item = sp.kron(sp.identity(k), np.ones((k, 1)), format="csr")
+    position = sp.kron(np.ones((k, 1)), sp.identity(k), format="csr")
+    return item, position
+
+
+def matching_primal(X, P, w, uncertainty, fmap, fit_intercept=True):
+    r"""The predictor's program
+
+    .. math::  \min\ \sum_i w_i \big(1^\top a_i + 1^\top c_i - \langle Θ_i, P_i\rangle\big) + R(W)
+               \quad\text{s.t.}\quad a_{ij} + c_{ir} + \hat P_{i,jr} - Θ_{i,jr} \ge 1,\quad
+               \hat P_i 1 = 1,\ \hat P_i^\top 1 = 1,\ \hat P_i \ge 0;
+
+    its optimum is the training objective itself (no constant offset).  One column sum per sample
+    is dropped (implied by the others).  Variable blocks ``W`` (row-major, ``d k^2``), ``b``
+    (``k^2``, if ``fit_intercept``), ``predictor`` (``P̂_i``, row-major, ``n k^2``), ``a``, ``c``
+    (``n k`` each) and the uncertainty set's; row blocks ``game``, ``predictor rows``,
+    ``predictor columns`` and the uncertainty set's.  Sparse Kronecker products, no loop over
+    samples.  ``P`` holds the true permutation matrices ``(n, k, k)``.
+    """
+    n, d = X.shape
+    k = P.shape[1]
+    kk = k * k
+    weighted_truth = w[:, None] * P.reshape(n, kk)
+    program = Program(f"adversarial matching ({uncertainty.program_kind})")
+    W = program.add_variables(
+        "W", d * kk, cost=-(X.T @ weighted_truth).ravel(), label="-(sum_i w_i x_i ⊗ vec(P_i))"
+    )
+    scores = [(W, -_design(X, k), "-kron(X, I_k²)")]
+    if fit_intercept:
+        b = program.add_variables(
+            "b", kk, cost=-weighted_truth.sum(axis=0), label="-(sum_i w_i vec(P_i))"
+        )
+        scores.append(
+            (b, -sp.kron(np.ones((n, 1)), sp.identity(kk), format="csr"), "-kron(1_n, I_k²)")
+        )
+    predictor = program.add_variables("predictor", n * kk, lower=0.0)
+    a = program.add_variables("a", n * k, cost=np.repeat(w, k), label="(w ⊗ 1_k)")
+    c = program.add_variables("c", n * k, cost=np.repeat(w, k), label="(w ⊗ 1_k)")
+    samples = sp.identity(n, format="csr")
+    item, position = _cells(k)
+    program.add_rows(
+        "game",
+        [
+            (predictor, sp.identity(n * kk, format="csr"), "I"),
+            (a, sp.kron(samples, item, format="csr"), "kron(I_n, I_k ⊗ 1_k)"),
+            (c, sp.kron(samples, position, format="csr"), "kron(I_n, 1_k ⊗ I_k)"),
+            *scores,
+        ],
+        lower=1.0,
+    )
+    program.add_rows(
+        "predictor rows",
+        [(predictor, sp.kron(samples, item.T, format="csr"), "kron(I_n, I_k ⊗ 1_k^T)")],
+        1.0,
+        1.0,
+    )
+    program.add_rows(
+        "predictor columns",
+        [
+            (
+                predictor,
+                sp.kron(samples, position.T.tocsr()[: k - 1], format="csr"),
+                "kron(I_n, 1_k^T ⊗ I_k)[:k-1]",
+            )
+        ],
+        1.0,
+        1.0,
+    )
+    uncertainty.add_to_program(program, W, fmap)
+    return program
+
+
+def matching_dual(X, P, w, uncertainty, fmap, fit_intercept=True):
+    r"""The adversary's program
+
+    .. math::  \max_{Q, a, c}\ \sum_i w_i \big(k - 1^\top a_i - 1^\top c_i\big) - R^*(m)
+               \quad\text{s.t.}\quad a_{ij} + c_{ir} \ge Q_{i,jr},\quad Q_i \in B_k,\quad
+               m = \sum_i w_i\, x_i \otimes \mathrm{vec}(Q_i - P_i),\quad
+               \sum_i w_i (Q_i - P_i) = 0\ (\text{with an intercept}),
+
+    the constant ``k`` written as ``<E, Q_i>`` (``Q_i`` doubly stochastic).  Variable blocks ``Q``
+    (row-major, ``n k^2``), ``a``, ``c`` and the uncertainty set's (``moment_gap``, ...); row
+    blocks ``Q rows``, ``Q columns``, ``game``, ``intercept moments``, ``moments`` and the
+    uncertainty set's.
+    """
+    n, d = X.shape
+    k = P.shape[1]
+    kk = k * k
+    weighted_truth = w[:, None] * P.reshape(n, kk)
+    program = Program(f"matching adversary ({uncertainty.program_kind})", sense="maximize")
+    q = program.add_variables("Q", n * kk, lower=0.0, cost=np.repeat(w, kk), label="(w ⊗ 1_k²)")
+    a = program.add_variables("a", n * k, cost=-np.repeat(w, k), label="-(w ⊗ 1_k)")
+    c = program.add_variables("c", n * k, cost=-np.repeat(w, k), label="-(w ⊗ 1_k)")
+    samples = sp.identity(n, format="csr")
+    item, position = _cells(k)
+    program.add_rows(
+        "Q rows", [(q, sp.kron(samples, item.T, format="csr"), "kron(I_n, I_k ⊗ 1_k^T)")], 1.0, 1.0
+    )
+    program.add_rows(
+        "Q columns",
+        [
+            (
+                q,
+                sp.kron(samples, position.T.tocsr()[: k - 1], format="csr"),
+                "kron(I_n, 1_k^T ⊗ I_k)[:k-1]",
+            )
+        ],
+        1.0,
+        1.0,
+    )
+    program.add_rows(
+        "game",
+        [
+            (a, sp.kron(samples, item, format="csr"), "kron(I_n, I_k ⊗ 1_k)"),
+            (c, sp.kron(samples, position, format="csr"), "kron(I_n, 1_k ⊗ I_k)"),
+            (q, -sp.identity(n * kk, format="csr"), "-I"),
+        ],
+        lower=0.0,
+    )
+    if fit_intercept:
+        observed = weighted_truth.sum(axis=0)
+        program.add_rows(
+            "intercept moments",
+            [(q, sp.kron(sp.csr_matrix(w), sp.identity(kk), format="csr"), "kron(w^T, I_k²)")],
+            observed,
+            observed,
+        )
+    moments = (_design(X, k).T @ sp.diags(np.repeat(w, kk))).tocsr()
+    observed = (X.T @ weighted_truth).ravel()
+    uncertainty.add_to_dual(
+        program, [(q, moments, "kron(X, I_k²)^T diag(w ⊗ 1_k²)")], observed, fmap
+    )
+    return program
+
+
+def matching_latex(uncertainty, fit_intercept=True, k="k"):
+    """The primal and the dual of the Birkhoff learning problem as LaTeX, the declared pieces
+    (Hamming loss, Birkhoff polytope, the uncertainty set's norm and radius) substituted."""
+    regularizer = uncertainty.latex_regularizer().replace(r"\theta", "W")
+    penalty, constraint = (
+        None if text is None else text.replace("m(q)", "m(Q)")
+        for text in uncertainty.latex_constraint()
+    )
+    intercept = "+ b" if fit_intercept else ""
+    primal = [
+        r"\begin{aligned}",
+        r"\min_{W,\, b,\, \hat P,\, a,\, c}\quad & \sum_{i=1}^{n} w_i\,\big(1^\top a_i + "
+        r"1^\top c_i - \langle \Theta_i, P_i\rangle\big)"
+        + (f" + {regularizer}" if regularizer else "")
+        + r"\\",
+        r"\text{s.t.}\quad & a_{ij} + c_{ir} + \hat P_{i,jr} - \Theta_{i,jr} \ge 1"
+        r" \quad \forall i, j, r \quad (\text{game})\\",
+        rf"& \hat P_i \in B_{{{k}}} \quad \forall i \quad (\text{{predictor rows, columns}})",
+        r"\end{aligned}",
+    ]
+    objective = r"\sum_{i=1}^{n} w_i\,\big(" + str(k) + r" - 1^\top a_i - 1^\top c_i\big)"
+    dual = [
+        r"\begin{aligned}",
+        r"\max_{Q,\, a,\, c}\quad & " + objective + (f" - {penalty}" if penalty else "") + r"\\",
+        r"\text{s.t.}\quad & a_{ij} + c_{ir} \ge Q_{i,jr} \quad \forall i, j, r"
+        r" \quad (\text{game})\\",
+        rf"& Q_i \in B_{{{k}}} \quad \forall i \quad (\text{{Q rows, columns}})\\",
+    ]
+    if fit_intercept:
+        dual.append(r"& \sum_{i=1}^{n} w_i (Q_i - P_i) = 0 \quad (\text{intercept moments})\\")
+    if constraint:
+        dual.append(rf"& {constraint} \quad (\text{{moments}})\\")
+    dual += [
+        r"& m(Q) = \sum_{i=1}^{n} w_i\, x_i \otimes \operatorname{vec}(Q_i - P_i)",
+        r"\end{aligned}",
+    ]
+    where = (
+        r"\text{where } L(\hat P, P) = "
+        + str(k)
+        + r" - \langle \hat P, P\rangle \text{ (Hamming)},\quad \Theta_i = "
+        r"\operatorname{reshape}(W^\top x_i "
+        + intercept
+        + ", ("
+        + str(k)
+        + ", "
+        + str(k)
+        + r")),\quad B_{"
+        + str(k)
+        + r"} = \{Q \ge 0 : Q 1 = 1,\ Q^\top 1 = 1\},\quad P_i = \text{the permutation matrix of "
+        r"ranking } i,\quad w_i = \tfrac{1}{n} \text{ (or the normalised sample weights)}"
+    )
+    return (
+        "% primal: the predictor's regularised risk\n$$\n"
+        + "\n".join(primal)
+        + "\n$$\n% dual: the adversary's maximisation over each sample's doubly stochastic Q_i\n$$\n"
+        + "\n".join(dual)
+        + "\n$$\n$$\n"
+        + where
+        + "\n$$\n"
+    )
+
+
+@dataclass
+class MatchingAdversarySolution:
+    """The solved adversary's program: its optimal ``value`` and each sample's ``Q`` (n, k, k)."""
+
+    value: float
+    Q: np.ndarray
+    solution: Solution
+
+
+class MatchingAdversaryProgram(AdversaryProgram):
+    """The adversary's program of a :class:`MatchingProgram` (a maximisation over ``Q_i``)."""
+
+    def solve(self, backend="auto", **options):
+        """Solve; returns a :class:`MatchingAdversarySolution` (``value`` equals the primal's
+        optimum, ``Q`` holds a worst-case doubly stochastic matrix per sample)."""
+        solution = self.program.solve(backend=backend, **options)
+        k = self.n_labels
+        Q = np.clip(solution.x[self.program.variables["Q"]], 0.0, None).reshape(-1, k, k)
+        return MatchingAdversarySolution(value=solution.objective, Q=Q, solution=solution)
+
+    def __repr__(self):
+        return f"MatchingAdversaryProgram({self.program!r})"
+
+
+class MatchingProgram(LearningProgram):
+    r"""The compiled learning problem of the Birkhoff game: the predictor's program (the primal,
+    :func:`matching_primal`), the adversary's (:meth:`dual`, :func:`matching_dual`) and their
+    LaTeX.  ``n_labels = n_actions = k`` items; solutions give each sample's predictor ``P̂_i``
+    and adversary ``Q_i`` as ``(k, k)`` doubly stochastic matrices."""
+
+    def __init__(self, primal, dual_builder, n_samples, k, weights, latex, fit_intercept):
+        super().__init__(primal, dual_builder, n_samples, k, k, weights, latex)
+        self.fit_intercept = fit_intercept
+
+    def dual(self):
+        """The adversary's program (:class:`MatchingAdversaryProgram`), built on first use."""
+        if self._dual is None:
+            self._dual = MatchingAdversaryProgram(
+                self._dual_builder(), self.n_samples, self.n_labels
+            )
+        return self._dual
+
+    def solve(self, backend="auto", **options):
+        """Solve with ``backend='auto'`` (HiGHS for an LP, cvxpy for a QP or SOCP), ``'highs'``
+        (LP, QP) or ``'cvxpy'`` (any kind).
+
+        Returns a :class:`~advgame.compile.LearningSolution`: ``theta = [vec W, b]`` (the layout of
+        :class:`advgame.models.matching.MatchingObjective`), the objective, ``P`` (n, k, k) each
+        sample's minimax predictor ``P̂_i``, ``Q`` (n, k, k) its adversary (the ``game``
+        multipliers over ``w_i``) and the duals of every constraint group.
+        """
+        solution = self.program.solve(backend=backend, **options)
+        x, n, k = solution.x, self.n_samples, self.n_labels
+        names = ("W", "b") if self.fit_intercept else ("W",)
+        theta = np.concatenate([x[self.program.variables[name]] for name in names])
+        P = np.clip(x[self.program.variables["predictor"]], 0.0, None).reshape(n, k, k)
+        duals = self.program.duals(solution) if solution.row_duals is not None else {}
+        Q = None
+        if duals:
+            G = np.clip(duals["game"].reshape(n, k * k), 0.0, None)
+            w = self.weights[:, None]
+            Q = np.where(w > 0, G / np.where(w > 0, w, 1.0), 1.0 / k).reshape(n, k, k)
+        return LearningSolution(
+            theta=theta, objective=solution.objective, P=P, Q=Q, duals=duals, solution=solution
+        )
+
+    def __repr__(self):
+        return f"MatchingProgram({self.program!r})"
+
+
+def compile_matching(X, R, uncertainty, sample_weight=None, fit_intercept=True, latex=None):
+    """The :class:`MatchingProgram` of the Birkhoff game on features ``X`` (n, d) and validated
+    rankings ``R`` (n, k) (:func:`check_rankings`), for an uncertainty set (:class:`Exact`,
+    :class:`SoftMoments` (ridge ``lam/2 ||W||_F^2``), :class:`NormBall`) on ``W``; the intercept
+    ``b`` (if ``fit_intercept``) is not regularised.  ``sample_weight`` is normalised to sum to
+    one; ``latex`` defaults to :func:`matching_latex`."""
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    k = R.shape[1]
+    w = _weights(sample_weight, n)
+    P = ranks_to_matrices(R)
+    fmap = CellFeatures(d, k)
+    args = (X, P, w, uncertainty, fmap, fit_intercept)
+    if latex is None:
+        latex = matching_latex(uncertainty, fit_intercept, k)
+    return MatchingProgram(
+        matching_primal(*args), partial(matching_dual, *args), n, k, w, latex, fit_intercept
+    )
