@@ -248,7 +248,9 @@ class NormBall(UncertaintySet):
                 select = sp.csr_matrix(
                     (np.ones(block.size), (np.arange(block.size), block)), shape=(block.size, size)
                 )
-                program.add_cone(slice(t.start + index, t.start + index + 1), z, select, f"S_{index}")
+                program.add_cone(
+                    slice(t.start + index, t.start + index + 1), z, select, f"S_{index}"
+                )
 
     _LATEX_NORM = {1: r"\infty", np.inf: "1", 2: "2"}
 

@@ -19,6 +19,7 @@ __all__ = [
     "check_rankings",
 ]
 
+
 def check_iteration_params(estimator, integers=("max_iter",), check_tol=True):
     """``integers`` must be integers >= 1 and (if ``check_tol``) ``tol`` a finite positive number."""
     for name in integers:
