@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["as_potentials", "as_labels", "check_finite", "check_positive"]
+__all__ = ["as_potentials", "as_labels", "check_finite", "check_positive", "check_rankings"]
 
 
 def check_finite(name, array):
@@ -118,3 +118,46 @@ def check_positive(name, value):
         or value <= 0
     ):
         raise ValueError(f"{name} must be a finite positive number; got {value!r}.")
+
+
+def check_rankings(R, n_samples, n_labels=None, name="R", estimator=None):
+    """Full rankings ``R[i, j]`` = rank of label ``j`` (1 = best) as an int64 ``(n, k)`` array.
+
+    Every row must be a permutation of ``1..k`` (no ties, no missing labels), ``k >= 2``, one row
+    per sample, and ``k == n_labels`` when that is given (at predict or score time).
+    ``estimator`` names the caller in the message for a missing target.
+    """
+    if R is None:
+        who = "this estimator" if estimator is None else type(estimator).__name__
+        raise ValueError(
+            f"{who} requires y to be passed, but the target y is None: give the rankings R of "
+            "shape (n_samples, n_labels)."
+        )
+    try:
+        R = np.asarray(R, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be a numeric (n_samples, n_labels) array of ranks."
+        ) from None
+    if R.ndim != 2 or R.shape[1] < 2:
+        raise ValueError(
+            f"{name} must be a 2-D array of ranks with at least 2 labels (R[i, j] = rank of label "
+            f"j, 1 = best); got shape {R.shape}."
+        )
+    if R.shape[0] != n_samples:
+        raise ValueError(f"{name} has {R.shape[0]} rows but X has {n_samples} samples.")
+    if n_labels is not None and R.shape[1] != n_labels:
+        raise ValueError(f"{name} ranks {R.shape[1]} labels; the model was fitted on {n_labels}.")
+    k = R.shape[1]
+    if not np.all(np.isfinite(R)) or np.any(R != np.round(R)):
+        raise ValueError(
+            f"{name} must hold integer ranks 1..{k}; found non-integer or non-finite values."
+        )
+    R = R.astype(np.int64)
+    bad = np.flatnonzero(np.any(np.sort(R, axis=1) != np.arange(1, k + 1), axis=1))
+    if bad.size:
+        raise ValueError(
+            f"every row of {name} must be a permutation of 1..{k} (full rankings, no ties); "
+            f"{bad.size} rows are not, e.g. row {bad[0]}: {R[bad[0]].tolist()}."
+        )
+    return R

@@ -23,6 +23,7 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import check_rankings
 from ..features import FeatureMap
 from ..permutation import ranks_to_matrices
 from .learning import AdversaryProgram, LearningProgram, LearningSolution, _weights
@@ -32,35 +33,11 @@ __all__ = [
     "MatchingAdversaryProgram",
     "MatchingAdversarySolution",
     "MatchingProgram",
-    "check_rankings",
     "compile_matching",
     "matching_dual",
     "matching_latex",
     "matching_primal",
 ]
-
-
-def check_rankings(R, n_samples, name="R"):
-    """Full rankings ``R[i, j]`` = rank of item ``j`` (1 = best) as an int64 ``(n, k)`` array:
-    every row a permutation of ``1..k``, ``k >= 2``, one row per sample."""
-    try:
-        R = np.asarray(R, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a numeric (n_samples, n_items) array of ranks.") from None
-    if R.ndim != 2 or R.shape[1] < 2:
-        raise ValueError(
-            f"{name} must be a 2-D array of rankings with at least 2 items (R[i, j] = rank of item "
-            f"j, 1 = best); got shape {R.shape}."
-        )
-    if R.shape[0] != n_samples:
-        raise ValueError(f"{name} has {R.shape[0]} rows but X has {n_samples} samples.")
-    k = R.shape[1]
-    if not np.all(np.isfinite(R)) or np.any(np.sort(R, axis=1) != np.arange(1, k + 1)):
-        raise ValueError(
-            f"every row of {name} must be a permutation of the ranks 1..{k} (no ties, no missing "
-            "items)."
-        )
-    return R.astype(np.int64)
 
 
 class CellFeatures(FeatureMap):
