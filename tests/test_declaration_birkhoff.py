@@ -238,8 +238,8 @@ def test_small_hamming_matrix_over_the_simplex_is_valid():
 @pytest.mark.parametrize(
     "R, match",
     [
-        (np.array([[1, 2, 3]] * 4 + [[1, 1, 3]]), "permutation of the ranks"),
-        (np.array([1, 2, 3, 1, 2]), "2-D array of rankings"),
+        (np.array([[1, 2, 3]] * 4 + [[1, 1, 3]]), "must be a permutation of 1..3"),
+        (np.array([1, 2, 3, 1, 2]), "must be a 2-D array of ranks"),
         (np.array([[1, 2, 3]] * 4), "4 rows but X has 5"),
         (np.array([[1, 2, 3, 4]] * 5), "permutations of 3 items but the rankings order 4"),
     ],
