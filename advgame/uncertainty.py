@@ -154,8 +154,9 @@ class NormBall(UncertaintySet):
 
     @property
     def program_kind(self):
-        """'LP' for the l1 / linf balls (polyhedral dual norms), 'SOCP' for l2 and group."""
-        return "LP" if self.norm in (1, np.inf) else "SOCP"
+        """'LP' for the l1 / linf balls (polyhedral dual norms) and radius 0 (no regulariser),
+        'SOCP' for l2 and group."""
+        return "LP" if self.norm in (1, np.inf) or self.radius == 0 else "SOCP"
 
     def _check(self, fmap):
         if self.norm != 2 and not fmap.coordinate_norms:
