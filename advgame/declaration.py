@@ -25,9 +25,9 @@ import math
 import numpy as np
 
 from . import losses, polytopes
-from ._validation import as_float_array, check_finite, check_real
+from ._validation import as_float_array, check_finite, check_rankings, check_real
 from .compile import compile_learning
-from .compile.matching import check_rankings, compile_matching, matching_latex
+from .compile.matching import compile_matching, matching_latex
 from .features import (
     CallableFeatures,
     FeatureMap,

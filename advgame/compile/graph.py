@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from ..exceptions import NotApplicableError
 from ..features import GraphFeatures
 from ..graph import GraphGame
-from .learning import LearningProgram, _rows_to_distributions
+from .learning import AdversaryProgram, LearningProgram, _rows_to_distributions
 from .program import Program, Solution
 
 __all__ = [
@@ -169,32 +169,14 @@ class GraphLearningProgram(LearningProgram):
         return f"GraphLearningProgram({self.program!r})"
 
 
-class GraphAdversaryProgram:
-    """The adversary's program of a :class:`GraphLearningProgram` (a maximisation)."""
+class GraphAdversaryProgram(AdversaryProgram):
+    """The adversary's program of a :class:`GraphLearningProgram` (a maximisation over each
+    example's marginals ``mu``)."""
 
     def __init__(self, program, layout, weights):
-        self.program = program
+        super().__init__(program, n_samples=len(weights), n_labels=None)
         self.layout = layout
         self.weights = weights
-
-    @property
-    def kind(self):
-        return self.program.kind
-
-    @property
-    def variables(self):
-        return self.program.variables
-
-    @property
-    def constraints(self):
-        return self.program.rows
-
-    def describe(self):
-        return self.program.describe()
-
-    def to_cvxpy(self):
-        """The adversary's program as a cvxpy ``Problem`` (``maximize``), named like the primal."""
-        return self.program.to_cvxpy()
 
     def solve(self, backend="auto", **options):
         """Solve; returns a :class:`GraphAdversarySolution` (its ``value`` equals the primal's

@@ -23,7 +23,6 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_rankings
 from ..features import FeatureMap
 from ..permutation import ranks_to_matrices
 from .learning import AdversaryProgram, LearningProgram, LearningSolution, _weights
