@@ -955,6 +955,8 @@ class Marginal(Polytope):
         over (as :class:`advgame.AdversarialGraphicalModel`'s ``node_weights``): all 1, the
         position ``i + 1``, one weight per node of ``graph``, or ``f(N) -> (N,)``.
 
+    Notes
+    -----
     The polytope is described by its constraints for the compilers (:meth:`regions`); it has
     no Bregman projections here (``project``, ``argmax``, ``contains`` and ``vertices`` raise
     :class:`NotApplicableError`; MAP decoding is :meth:`advgame.GraphGame.decode`).
