@@ -38,58 +38,15 @@ import scipy.sparse as sp
 from ..exceptions import NotApplicableError
 from ..features import GraphFeatures
 from ..graph import GraphGame
-from .learning import AdversaryProgram, LearningProgram, _rows_to_distributions
-from .program import Program, Solution
+from .learning import LearningProgram, _rows_to_distributions
+from .program import Program
 
 __all__ = [
-    "GraphAdversaryProgram",
-    "GraphAdversarySolution",
     "GraphLearningProgram",
-    "GraphLearningSolution",
     "compile_graph",
     "compile_graph_game",
     "graph_latex",
 ]
-
-
-@dataclass
-class GraphLearningSolution:
-    """A solved graph learning program.
-
-    Attributes
-    ----------
-    theta : ndarray
-        The model parameters (node and edge weights, :class:`GraphFeatures` order).
-    objective : float
-        The optimal learning objective.
-    P : list of ndarray (N_s, l)
-        Each example's predictor node marginals ``p*_s`` (seed 002 Eq. 10).
-    Q : list of ndarray (N_s, k) or None
-        Each example's adversary node marginals: the multipliers of its ``game`` rows divided by
-        its weight, read onto the nodes (None when the backend gave no multipliers).
-    duals : dict
-        The multipliers of every constraint group, by name.
-    solution : Solution
-        The raw solution of the program.
-    """
-
-    theta: np.ndarray
-    objective: float
-    P: list
-    Q: list
-    duals: dict
-    solution: Solution
-
-
-@dataclass
-class GraphAdversarySolution:
-    """The solved adversary's program: its optimal ``value``, each example's node marginals
-    ``Q`` (list of (N_s, k)) and region marginals ``mu`` (list)."""
-
-    value: float
-    Q: list
-    mu: list
-    solution: Solution
 
 
 @dataclass
@@ -101,9 +58,6 @@ class _Layout:
     node_maps: sp.csr_matrix  # stacked mu -> stacked vec q (block diagonal)
     n_labels: int
     n_actions: int
-
-    def split_mu(self, mu):
-        return np.split(mu, np.cumsum(self.mu_sizes)[:-1])
 
     def node_marginals(self, mu_stacked):
         """Per example (N_s, k) node marginals of stacked region marginals."""
@@ -126,8 +80,9 @@ class GraphLearningProgram(LearningProgram):
     (:meth:`dual`: ``mu`` the region marginals, ``v``; rows ``marginal polytope``, ``game``,
     ``moments``) and their LaTeX.  See :mod:`advgame.compile.graph`.
 
-    ``solve`` returns a :class:`GraphLearningSolution`, whose ``P`` and ``Q`` are lists with one
-    ``(N_s, l)`` / ``(N_s, k)`` array per example (examples may differ in size).
+    ``solve`` returns a :class:`~advgame.compile.LearningSolution` whose ``P`` and ``Q`` are
+    lists with one ``(N_s, l)`` / ``(N_s, k)`` array of node marginals per example (examples may
+    differ in size); so does the adversary's ``Q``.
     """
 
     def __init__(self, primal, dual_builder, layout, weights, latex, exact=True):
@@ -143,55 +98,15 @@ class GraphLearningProgram(LearningProgram):
         self.layout = layout
         self.exact = exact
 
-    def dual(self):
-        """The adversary's program (:class:`GraphAdversaryProgram`), built on first use."""
-        if self._dual is None:
-            self._dual = GraphAdversaryProgram(self._dual_builder(), self.layout, self.weights)
-        return self._dual
+    def _predictor(self, x):
+        return self.layout.predictor(x[self.program.variables["p"]])
 
-    def solve(self, backend="auto", **options):
-        """Solve with ``backend='highs'`` (LP, QP) or ``'cvxpy'`` (any kind); returns a
-        :class:`GraphLearningSolution`."""
-        solution = self.program.solve(backend=backend, **options)
-        x = solution.x
-        theta = x[self.program.variables["theta"]].copy()
-        P = self.layout.predictor(x[self.program.variables["p"]])
-        duals = self.program.duals(solution) if solution.row_duals is not None else {}
-        Q = None
-        if duals:
-            scale = np.repeat(np.where(self.weights > 0, self.weights, 1.0), self.layout.mu_sizes)
-            Q = self.layout.node_marginals(duals["game"] / scale)
-        return GraphLearningSolution(
-            theta=theta, objective=solution.objective, P=P, Q=Q, duals=duals, solution=solution
-        )
+    def _adversary_from_multipliers(self, multipliers):
+        scale = np.repeat(np.where(self.weights > 0, self.weights, 1.0), self.layout.mu_sizes)
+        return self.layout.node_marginals(multipliers / scale)
 
-    def __repr__(self):
-        return f"GraphLearningProgram({self.program!r})"
-
-
-class GraphAdversaryProgram(AdversaryProgram):
-    """The adversary's program of a :class:`GraphLearningProgram` (a maximisation over each
-    example's marginals ``mu``)."""
-
-    def __init__(self, program, layout, weights):
-        super().__init__(program, n_samples=len(weights), n_labels=None)
-        self.layout = layout
-        self.weights = weights
-
-    def solve(self, backend="auto", **options):
-        """Solve; returns a :class:`GraphAdversarySolution` (its ``value`` equals the primal's
-        optimum)."""
-        solution = self.program.solve(backend=backend, **options)
-        mu = solution.x[self.program.variables["mu"]]
-        return GraphAdversarySolution(
-            value=solution.objective,
-            Q=self.layout.node_marginals(mu),
-            mu=self.layout.split_mu(mu.copy()),
-            solution=solution,
-        )
-
-    def __repr__(self):
-        return f"GraphAdversaryProgram({self.program!r})"
+    def _adversary_q(self, x):
+        return self.layout.node_marginals(x[self._dual.program.variables["mu"]])
 
 
 # ----------------------------------------------------------------------------------- builder

@@ -24,6 +24,7 @@ from ..exceptions import SolverError
 from .program import Program, Solution
 
 __all__ = [
+    "ProgramView",
     "AdversaryProgram",
     "AdversarySolution",
     "LearningProgram",
@@ -45,11 +46,14 @@ class LearningSolution:
         The model parameters (the moment multipliers).
     objective : float
         The optimal learning objective.
-    P : ndarray of shape (n, l)
-        Each sample's minimax predictor ``p*_i`` (seed 000 Eq. 9).
-    Q : ndarray of shape (n, k)
+    P : ndarray of shape (n, l), or per family
+        Each sample's minimax predictor ``p*_i`` (seed 000 Eq. 9); ``(n, k, k)`` doubly
+        stochastic matrices for the Birkhoff game, a list of ``(N_s, l)`` node marginals for
+        graph games.
+    Q : ndarray of shape (n, k), per family, or None
         Each sample's worst-case conditional ``q*_i``: the multipliers of sample ``i``'s ``game``
-        rows divided by its weight (seed 000 Theorem 2: the adversary's side of the saddle point).
+        rows divided by its weight (seed 000 Theorem 2: the adversary's side of the saddle
+        point); shaped like ``P``.  None when the backend gave no multipliers.
     duals : dict
         The multipliers of every constraint group, by name.
     solution : Solution
@@ -58,18 +62,19 @@ class LearningSolution:
 
     theta: np.ndarray
     objective: float
-    P: np.ndarray
-    Q: np.ndarray
+    P: object
+    Q: object
     duals: dict
     solution: Solution
 
 
 @dataclass
 class AdversarySolution:
-    """The solved adversary's program: its optimal ``value`` and each sample's ``Q`` (n, k)."""
+    """The solved adversary's program: its optimal ``value`` and each sample's ``Q`` (shaped as
+    :attr:`LearningSolution.Q`)."""
 
     value: float
-    Q: np.ndarray
+    Q: object
     solution: Solution
 
 
@@ -81,7 +86,60 @@ def _rows_to_distributions(M):
     return np.where(total > 0, M / np.where(total > 0, total, 1.0), uniform)
 
 
-class LearningProgram:
+class ProgramView:
+    """What every compiled program shows: its kind, named blocks and groups, a summary and the
+    cvxpy ``Problem`` (the views of one :class:`~advgame.compile.Program`)."""
+
+    def __init__(self, program):
+        self.program = program
+
+    @property
+    def kind(self):
+        """'LP', 'QP' or 'SOCP' (set by the uncertainty set)."""
+        return self.program.kind
+
+    @property
+    def variables(self):
+        """The named variable blocks (name -> slice)."""
+        return self.program.variables
+
+    @property
+    def constraints(self):
+        """The named constraint groups (name -> slice of rows)."""
+        return self.program.rows
+
+    def describe(self):
+        """Kind, variable and constraint blocks, sizes (see :meth:`Program.describe`)."""
+        return self.program.describe()
+
+    def to_cvxpy(self):
+        """The program as a cvxpy ``Problem`` with named variables (``var_dict``) and named
+        constraint groups (``constraint_groups``)."""
+        return self.program.to_cvxpy()
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.program!r})"
+
+
+class AdversaryProgram(ProgramView):
+    """The adversary's program of a :class:`LearningProgram` (a maximisation); ``read_q`` turns
+    its solution vector into each sample's ``Q``."""
+
+    def __init__(self, program, read_q):
+        super().__init__(program)
+        self._read_q = read_q
+
+    def solve(self, backend="auto", **options):
+        """Solve (``backend`` as :meth:`LearningProgram.solve`); returns an
+        :class:`AdversarySolution` whose ``value`` equals the primal's optimum and whose ``Q``
+        is a worst-case conditional for every sample."""
+        solution = self.program.solve(backend=backend, **options)
+        return AdversarySolution(
+            value=solution.objective, Q=self._read_q(solution.x), solution=solution
+        )
+
+
+class LearningProgram(ProgramView):
     r"""The compiled learning problem of a declared game: the predictor's program (the primal),
     the adversary's program (:meth:`dual`), and their LaTeX.
 
@@ -98,11 +156,13 @@ class LearningProgram:
                v_i \le (L q_i)_a\ \forall a,\ q_i \in \Delta_k.
 
     Both have the same optimum (strong duality; tested), the primal's ``game`` multipliers are
-    ``w_i q*_i`` and the dual's ``game`` multipliers are ``w_i p*_i``.
+    ``w_i q*_i`` and the dual's ``game`` multipliers are ``w_i p*_i``.  The Birkhoff and graph
+    families (:mod:`advgame.compile.matching`, :mod:`advgame.compile.graph`) override only how
+    ``theta``, ``P`` and ``Q`` are read from a solution.
     """
 
     def __init__(self, primal, dual_builder, n_samples, n_labels, n_actions, weights, latex):
-        self.program = primal
+        super().__init__(primal)
         self._dual_builder = dual_builder
         self._dual = None
         self.n_samples = n_samples
@@ -111,34 +171,10 @@ class LearningProgram:
         self.weights = weights
         self._latex = latex
 
-    @property
-    def kind(self):
-        """'LP', 'QP' or 'SOCP' (set by the uncertainty set)."""
-        return self.program.kind
-
-    @property
-    def variables(self):
-        """The primal's named variable blocks (name -> slice)."""
-        return self.program.variables
-
-    @property
-    def constraints(self):
-        """The primal's named constraint groups (name -> slice of rows)."""
-        return self.program.rows
-
-    def describe(self):
-        """Kind, variable and constraint blocks, sizes (see :meth:`Program.describe`)."""
-        return self.program.describe()
-
-    def to_cvxpy(self):
-        """The primal as a cvxpy ``Problem`` with named variables (``var_dict['theta']``, ``'u'``,
-        ``'p'``, ...) and named constraint groups (``constraint_groups['game']``, ...)."""
-        return self.program.to_cvxpy()
-
     def dual(self):
         """The adversary's program (:class:`AdversaryProgram`), built on first use."""
         if self._dual is None:
-            self._dual = AdversaryProgram(self._dual_builder(), self.n_samples, self.n_labels)
+            self._dual = AdversaryProgram(self._dual_builder(), self._adversary_q)
         return self._dual
 
     def latex(self):
@@ -167,57 +203,33 @@ class LearningProgram:
                 "unregularised kernel programs. Use backend='cvxpy' or a regularising uncertainty "
                 "set (SoftMoments or NormBall)."
             ) from None
-        x, n = solution.x, self.n_samples
-        theta = x[self.program.variables["theta"]].copy()
-        P = _rows_to_distributions(x[self.program.variables["p"]].reshape(n, self.n_actions))
+        x = solution.x
         duals = self.program.duals(solution) if solution.row_duals is not None else {}
-        Q = _rows_to_distributions(duals["game"].reshape(n, self.n_labels)) if duals else None
         return LearningSolution(
-            theta=theta, objective=solution.objective, P=P, Q=Q, duals=duals, solution=solution
+            theta=self._theta(x),
+            objective=solution.objective,
+            P=self._predictor(x),
+            Q=self._adversary_from_multipliers(duals["game"]) if duals else None,
+            duals=duals,
+            solution=solution,
         )
 
-    def __repr__(self):
-        return f"LearningProgram({self.program!r})"
+    # -------------------------------------------------- readouts (overridden by the families)
+    def _theta(self, x):
+        return x[self.program.variables["theta"]].copy()
 
+    def _predictor(self, x):
+        p = x[self.program.variables["p"]]
+        return _rows_to_distributions(p.reshape(self.n_samples, self.n_actions))
 
-class AdversaryProgram:
-    """The adversary's program of a :class:`LearningProgram` (a maximisation)."""
+    def _adversary_from_multipliers(self, multipliers):
+        """``Q`` from the primal's ``game`` multipliers (``w_i q_i``)."""
+        return _rows_to_distributions(multipliers.reshape(self.n_samples, self.n_labels))
 
-    def __init__(self, program, n_samples, n_labels):
-        self.program = program
-        self.n_samples = n_samples
-        self.n_labels = n_labels
-
-    @property
-    def kind(self):
-        return self.program.kind
-
-    @property
-    def variables(self):
-        return self.program.variables
-
-    @property
-    def constraints(self):
-        return self.program.rows
-
-    def describe(self):
-        return self.program.describe()
-
-    def to_cvxpy(self):
-        """The adversary's program as a cvxpy ``Problem`` (``maximize``), named like the primal."""
-        return self.program.to_cvxpy()
-
-    def solve(self, backend="auto", **options):
-        """Solve; returns an :class:`AdversarySolution` (its ``value`` equals the primal's
-        optimum, its ``Q`` is a worst-case conditional for every sample)."""
-        solution = self.program.solve(backend=backend, **options)
-        Q = solution.x[self.program.variables["q"]].reshape(self.n_samples, self.n_labels)
-        return AdversarySolution(
-            value=solution.objective, Q=_rows_to_distributions(Q), solution=solution
-        )
-
-    def __repr__(self):
-        return f"AdversaryProgram({self.program!r})"
+    def _adversary_q(self, x):
+        """``Q`` from the dual's solution vector."""
+        q = x[self._dual.program.variables["q"]]
+        return _rows_to_distributions(q.reshape(self.n_samples, self.n_labels))
 
 
 def _weights(sample_weight, n):

@@ -17,7 +17,6 @@ adversary's program (:func:`matching_dual`): each ``Q_i`` doubly stochastic, the
 ``sum_i w_i (Q_i - P_i) = 0`` matched exactly: ``b`` is not regularised).
 """
 
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -25,12 +24,10 @@ import scipy.sparse as sp
 
 from ..features import FeatureMap
 from ..permutation import ranks_to_matrices
-from .learning import AdversaryProgram, LearningProgram, LearningSolution, _weights
-from .program import Program, Solution
+from .learning import LearningProgram, _weights
+from .program import Program
 
 __all__ = [
-    "MatchingAdversaryProgram",
-    "MatchingAdversarySolution",
     "MatchingProgram",
     "compile_matching",
     "matching_dual",
@@ -257,30 +254,6 @@ def matching_latex(uncertainty, fit_intercept=True, k="k"):
     )
 
 
-@dataclass
-class MatchingAdversarySolution:
-    """The solved adversary's program: its optimal ``value`` and each sample's ``Q`` (n, k, k)."""
-
-    value: float
-    Q: np.ndarray
-    solution: Solution
-
-
-class MatchingAdversaryProgram(AdversaryProgram):
-    """The adversary's program of a :class:`MatchingProgram` (a maximisation over ``Q_i``)."""
-
-    def solve(self, backend="auto", **options):
-        """Solve; returns a :class:`MatchingAdversarySolution` (``value`` equals the primal's
-        optimum, ``Q`` holds a worst-case doubly stochastic matrix per sample)."""
-        solution = self.program.solve(backend=backend, **options)
-        k = self.n_labels
-        Q = np.clip(solution.x[self.program.variables["Q"]], 0.0, None).reshape(-1, k, k)
-        return MatchingAdversarySolution(value=solution.objective, Q=Q, solution=solution)
-
-    def __repr__(self):
-        return f"MatchingAdversaryProgram({self.program!r})"
-
-
 class MatchingProgram(LearningProgram):
     r"""The compiled learning problem of the Birkhoff game: the predictor's program (the primal,
     :func:`matching_primal`), the adversary's (:meth:`dual`, :func:`matching_dual`) and their
@@ -291,40 +264,23 @@ class MatchingProgram(LearningProgram):
         super().__init__(primal, dual_builder, n_samples, k, k, weights, latex)
         self.fit_intercept = fit_intercept
 
-    def dual(self):
-        """The adversary's program (:class:`MatchingAdversaryProgram`), built on first use."""
-        if self._dual is None:
-            self._dual = MatchingAdversaryProgram(
-                self._dual_builder(), self.n_samples, self.n_labels
-            )
-        return self._dual
-
-    def solve(self, backend="auto", **options):
-        """Solve with ``backend='auto'`` (HiGHS for an LP, cvxpy for a QP or SOCP), ``'highs'``
-        (LP, QP) or ``'cvxpy'`` (any kind).
-
-        Returns a :class:`~advgame.compile.LearningSolution`: ``theta = [vec W, b]`` (the layout of
-        :class:`advgame.models.matching.MatchingObjective`), the objective, ``P`` (n, k, k) each
-        sample's minimax predictor ``P̂_i``, ``Q`` (n, k, k) its adversary (the ``game``
-        multipliers over ``w_i``) and the duals of every constraint group.
-        """
-        solution = self.program.solve(backend=backend, **options)
-        x, n, k = solution.x, self.n_samples, self.n_labels
+    def _theta(self, x):
         names = ("W", "b") if self.fit_intercept else ("W",)
-        theta = np.concatenate([x[self.program.variables[name]] for name in names])
-        P = np.clip(x[self.program.variables["predictor"]], 0.0, None).reshape(n, k, k)
-        duals = self.program.duals(solution) if solution.row_duals is not None else {}
-        Q = None
-        if duals:
-            G = np.clip(duals["game"].reshape(n, k * k), 0.0, None)
-            w = self.weights[:, None]
-            Q = np.where(w > 0, G / np.where(w > 0, w, 1.0), 1.0 / k).reshape(n, k, k)
-        return LearningSolution(
-            theta=theta, objective=solution.objective, P=P, Q=Q, duals=duals, solution=solution
-        )
+        return np.concatenate([x[self.program.variables[name]] for name in names])
 
-    def __repr__(self):
-        return f"MatchingProgram({self.program!r})"
+    def _predictor(self, x):
+        k = self.n_labels
+        return np.clip(x[self.program.variables["predictor"]], 0.0, None).reshape(-1, k, k)
+
+    def _adversary_from_multipliers(self, multipliers):
+        n, k = self.n_samples, self.n_labels
+        G = np.clip(multipliers.reshape(n, k * k), 0.0, None)
+        w = self.weights[:, None]
+        return np.where(w > 0, G / np.where(w > 0, w, 1.0), 1.0 / k).reshape(n, k, k)
+
+    def _adversary_q(self, x):
+        k = self.n_labels
+        return np.clip(x[self._dual.program.variables["Q"]], 0.0, None).reshape(-1, k, k)
 
 
 def compile_matching(X, R, uncertainty, sample_weight=None, fit_intercept=True, latex=None):
