@@ -156,3 +156,56 @@ def test_kernel_parameter_validation():
     ):
         with pytest.raises(ValueError, match=match):
             KernelFeatures(**kwargs).fit(X, 2)
+
+
+def test_program_matrix_equals_the_stacked_terms():
+    """Direct CSR assembly against the terms stacked with scipy (duplicated blocks add up)."""
+    import scipy.sparse as sp
+
+    from advgame.compile import Program
+
+    rng = np.random.default_rng(5)
+    program = Program("assembly")
+    a = program.add_variables("a", 4)
+    b = program.add_variables("b", 3)
+    c = program.add_variables("c", 5)
+    terms = {
+        "one": [
+            (a, sp.random(6, 4, 0.5, random_state=1)),
+            (c, sp.random(6, 5, 0.3, random_state=2)),
+        ],
+        "two": [(b, rng.normal(size=(2, 3))), (a, sp.csr_matrix((2, 4)))],
+        "twice": [
+            (c, sp.random(3, 5, 0.6, random_state=3)),
+            (c, sp.random(3, 5, 0.6, random_state=4)),
+        ],
+    }
+    for name, group in terms.items():
+        program.add_rows(name, group, lower=0.0)
+    expected = sp.vstack(
+        [
+            sum(
+                sp.hstack(
+                    [
+                        sp.csr_matrix((A.shape[0], block.start)),
+                        sp.csr_matrix(A),
+                        sp.csr_matrix((A.shape[0], program.n_variables - block.stop)),
+                    ]
+                )
+                for block, A in group
+            )
+            for group in terms.values()
+        ]
+    )
+    np.testing.assert_allclose(program.matrix().toarray(), expected.toarray(), atol=1e-15)
+
+
+def test_multiclass_design_is_the_kronecker_product():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(6)
+    for X in (rng.normal(size=(7, 3)), np.where(rng.random((7, 3)) < 0.3, 0.0, 1.5)):
+        fmap = Multiclass().fit(X, 4)
+        D = fmap.bind(X).matrix()
+        X1 = np.hstack([X, np.ones((7, 1))])
+        np.testing.assert_array_equal(D.toarray(), sp.kron(X1, np.eye(4)).toarray())

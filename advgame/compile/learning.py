@@ -243,12 +243,16 @@ def _observed(D, y, w):
     return D[np.arange(n) * k + y].T @ w
 
 
-def learning_primal(L, fmap, uncertainty, D, y, w, name="adversarial learning"):
-    """The predictor's program (blocks ``theta``, ``u``, ``p``; rows ``game``, ``simplex``)."""
+def learning_primal(L, fmap, uncertainty, minus_D, observed, w, name="adversarial learning"):
+    """The predictor's program (blocks ``theta``, ``u``, ``p``; rows ``game``, ``simplex``).
+
+    ``minus_D`` is the negated feature design ``-Phi`` (``vec F = Phi theta``), ``observed`` the
+    empirical moments ``sum_i w_i phi(x_i, y_i)``.
+    """
     l, k = L.shape
-    n = y.size
+    n = w.size
     program = Program(f"{name} ({uncertainty.program_kind})")
-    theta = program.add_variables("theta", fmap.n_params, cost=-_observed(D, y, w), label="-b")
+    theta = program.add_variables("theta", fmap.n_params, cost=-observed, label="-b")
     u = program.add_variables("u", n, cost=w, label="w")
     uncertainty.add_to_program(program, theta, fmap)
     p = program.add_variables("p", n * l, lower=0.0)
@@ -258,7 +262,7 @@ def learning_primal(L, fmap, uncertainty, D, y, w, name="adversarial learning"):
         [
             (u, sp.kron(eye, np.ones((k, 1)), format="csr"), "kron(I_n, 1_k)"),
             (p, sp.kron(eye, -L.T, format="csr"), "-kron(I_n, L^T)"),
-            (theta, -D, "-Phi"),
+            (theta, minus_D, "-Phi"),
         ],
         lower=0.0,
     )
@@ -268,11 +272,11 @@ def learning_primal(L, fmap, uncertainty, D, y, w, name="adversarial learning"):
     return program
 
 
-def learning_dual(L, fmap, uncertainty, D, y, w, name="adversary"):
+def learning_dual(L, fmap, uncertainty, minus_D, observed, w, name="adversary"):
     """The adversary's program (blocks ``q``, ``v``, moment-gap variables; rows ``simplex``,
-    ``game``, ``moments`` and the uncertainty set's own)."""
+    ``game``, ``moments`` and the uncertainty set's own); arguments as :func:`learning_primal`."""
     l, k = L.shape
-    n = y.size
+    n = w.size
     program = Program(f"{name} ({uncertainty.program_kind})", sense="maximize")
     q = program.add_variables("q", n * k, lower=0.0)
     v = program.add_variables("v", n, cost=w, label="w")
@@ -288,8 +292,8 @@ def learning_dual(L, fmap, uncertainty, D, y, w, name="adversary"):
         ],
         lower=0.0,
     )
-    weighted = (D.T @ sp.diags(np.repeat(w, k))).tocsr()
-    uncertainty.add_to_dual(program, [(q, weighted, "Phi^T W")], _observed(D, y, w), fmap)
+    weighted = (minus_D.T @ sp.diags(-np.repeat(w, k))).tocsr()
+    uncertainty.add_to_dual(program, [(q, weighted, "Phi^T W")], observed, fmap)
     return program
 
 
@@ -313,12 +317,14 @@ def compile_learning(loss_matrix, fmap, uncertainty, X, y, sample_weight=None, l
     L = np.asarray(loss_matrix, dtype=np.float64)
     l, k = L.shape
     n = X.shape[0]
-    D = fmap.bind(X).matrix()
     w = _weights(sample_weight, n)
-    primal = learning_primal(L, fmap, uncertainty, D, y, w)
+    minus_D = fmap.bind(X).matrix()
+    observed = _observed(minus_D, y, w)
+    minus_D.data *= -1.0  # in place: the programs hold this one copy of the design
+    primal = learning_primal(L, fmap, uncertainty, minus_D, observed, w)
     return LearningProgram(
         primal,
-        partial(learning_dual, L, fmap, uncertainty, D, y, w),
+        partial(learning_dual, L, fmap, uncertainty, minus_D, observed, w),
         n,
         k,
         l,
