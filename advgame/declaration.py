@@ -27,6 +27,8 @@ import numpy as np
 from . import losses, polytopes
 from ._validation import as_float_array, check_finite, check_rankings, check_real
 from .compile import compile_learning
+from .compile.graph import graph_latex
+from .compile.learning import learning_latex
 from .compile.matching import compile_matching, matching_latex
 from .features import (
     CallableFeatures,
@@ -476,53 +478,9 @@ class PredictionGame:
         if self.family == "birkhoff":
             return matching_latex(self.uncertainty, self.features.fit_intercept)
         L = loss_matrix if loss_matrix is not None else self._known_loss_matrix()
-        uncertainty = self.uncertainty
-        regularizer = uncertainty.latex_regularizer()
-        penalty, constraint = uncertainty.latex_constraint()
-        loss_text = _latex_loss(L, self.loss, self.alpha)
-        features = _latex_features(self.features)
-        polytope = r"\Delta_k"
-        primal = [
-            r"\begin{aligned}",
-            r"\min_{\theta,\, u,\, p}\quad & \sum_{i=1}^{n} w_i\,\big(u_i - "
-            r"\theta^\top\phi(x_i, y_i)\big)" + (f" + {regularizer}" if regularizer else ""),
-            r"\text{s.t.}\quad & u_i \ge (L^\top p_i)_j + \theta^\top \phi(x_i, j)"
-            r" \quad \forall i,\ \forall j \in [k] \quad (\text{game})\\",
-            r"& p_i \in \Delta_l \quad \forall i \quad (\text{simplex})",
-            r"\end{aligned}",
-        ]
-        objective = r"\sum_{i=1}^{n} w_i\, v_i" + (f" - {penalty}" if penalty else "")
-        dual = [
-            r"\begin{aligned}",
-            r"\max_{q,\, v}\quad & " + objective + r"\\",
-            r"\text{s.t.}\quad & v_i \le (L q_i)_a \quad \forall i,\ \forall a \in [l]"
-            r" \quad (\text{game})\\",
-            rf"& q_i \in {polytope} \quad \forall i \quad (\text{{simplex}})\\",
-        ]
-        if constraint:
-            dual.append(rf"& {constraint} \quad (\text{{moments}})\\")
-        dual += [
-            r"& m(q) = \sum_{i=1}^{n} w_i \Big(\sum_{j} q_{ij}\, \phi(x_i, j) - "
-            r"\phi(x_i, y_i)\Big)",
-            r"\end{aligned}",
-        ]
-        where = [
-            r"\text{where } "
-            + loss_text
-            + r",\quad "
-            + features
-            + r",\quad w_i = \tfrac{1}{n} \text{ (or the normalised sample weights)}",
-        ]
-        primal[1] = primal[1] + r"\\"
-        return (
-            "% primal: the predictor's regularised risk\n$$\n"
-            + "\n".join(primal)
-            + "\n$$\n% dual: the adversary's maximisation over each sample's conditional\n$$\n"
-            + "\n".join(dual)
-            + "\n$$\n$$\n"
-            + "\n".join(where)
-            + "\n$$\n"
-        )
+        if self.family == "graph":
+            return graph_latex(self, L)
+        return learning_latex(L, self.loss, self.alpha, self.features, self.uncertainty)
 
     def _known_loss_matrix(self):
         if isinstance(self.loss, LossMatrix):
@@ -535,6 +493,10 @@ class PredictionGame:
         path ``auto`` uses for the per-sample games and why, those it does not use and why, and
         the program kind with its sizes (as formulas in ``n`` and ``d``)."""
         lines = [repr(self), ""]
+        if self.family == "birkhoff":
+            return "\n".join(lines + _explain_birkhoff(self.uncertainty))
+        if self.family == "graph":
+            return "\n".join(lines + _explain_graph(self, k))
         if isinstance(self.loss, Entropy):
             lines += _explain_entropy(self.loss, self.uncertainty)
             return "\n".join(lines)
@@ -707,6 +669,61 @@ def _explain_fast_path(structure, L):
     return lines
 
 
+def _explain_birkhoff(u):
+    """``explain`` for the permutation (Birkhoff) game (DESIGN App. B)."""
+    return [
+        "loss: the Hamming loss between permutations of the k items of the rankings, "
+        "k - <P_hat, P> (recognised as permutation_hamming).",
+        "fast path: the Birkhoff game's compact LP, max_Q k - sum(a) - sum(c) + <Theta, Q> over "
+        "doubly stochastic Q with a_i + c_j >= Q_ij (k^2 + 2k variables instead of k! labels); "
+        "prediction by an assignment problem (Hungarian, scipy's linear_sum_assignment).",
+        "not used: the k!-label simplex game (its loss matrix has (k!)^2 entries).",
+        "",
+        f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint}; regulariser "
+        f"R(W) = {u.regularizer} on the item-position weights W (not the intercepts).",
+        "polytope: Birkhoff() (each sample's adversary Q_i is doubly stochastic).",
+        f"program: {u.program_kind}. Primal blocks W (d * k^2), b (k^2), predictor (n * k^2), "
+        "a, c (n * k each); rows game (n * k^2), predictor rows and columns. Dual blocks Q "
+        "(n * k^2), a, c; rows Birkhoff, game, moments.",
+    ]
+
+
+def _explain_graph(pg, k):
+    """``explain`` for a graph game over a :class:`~advgame.polytopes.Marginal` polytope."""
+    polytope, u = pg.polytope, pg.uncertainty
+    if isinstance(pg.loss, str) and k is None:
+        structure = losses.recognize(pg.loss_matrix(3).matrix)
+        loss = f"'{pg.loss}' (built for the k labels of y), recognised as {structure.kind}"
+    else:
+        structure = pg.loss_matrix(k).structure
+        loss = f"a {pg.loss_matrix(k).shape} matrix, recognised as {structure}"
+    node_game = (
+        f"the closed form for {structure.kind}"
+        if structure.has_closed_form
+        else "the node game's vertex table or LP (no closed form)"
+    )
+    return [
+        f"loss: additive over nodes, sum_i w_i L[a_i, y_i] with L {loss}.",
+        f"polytope: {polytope!r}: "
+        + (
+            "the marginal polytope (exact; on a forest the local polytope, otherwise clique "
+            "marginals on a junction tree)."
+            if polytope.exact
+            else "the local polytope, a relaxation on a graph with cycles (the value is an upper "
+            "bound)."
+        ),
+        "fast path: on forests, dual decomposition (seed 002 Theorem 2): each node's game is "
+        f"an ordinary game solved by {node_game}, edge marginals by an optimal-transport LP, "
+        "certified by the duality gap; other graphs: the LP over the regions' marginals.",
+        "",
+        f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint} on the node and edge "
+        f"moments; regulariser R(theta) = {u.regularizer}.",
+        f"program: {u.program_kind}. Primal blocks theta, alpha (one per marginal-polytope row), "
+        "p (the predictor's node marginals); rows game, predictor simplex. Dual blocks mu (the "
+        "region marginals), v; rows marginal polytope, game, moments.",
+    ]
+
+
 def _explain_entropy(entropy, balls):
     return [
         f"loss: generalised entropy {entropy.kind} ({entropy.formula}); seed 001's minimax model.",
@@ -717,42 +734,3 @@ def _explain_entropy(entropy, balls):
         "program: compiled by ag.MinimaxClassifier(solver='compile') (an exponential-cone "
         "program for log, a QP / SOCP for Brier).",
     ]
-
-
-def _latex_loss(L, declared, alpha):
-    """The loss matrix's structure in LaTeX (its numbers for a general matrix of size <= 5)."""
-    if L is None:
-        name = declared if isinstance(declared, str) else "general"
-        structure = losses.Structure(name, 1.0, alpha if name == "abstain" else None)
-    else:
-        structure = L.structure
-    c = "" if structure.weight in (None, 1.0) else f"{structure.weight:g}\\,"
-    forms = {
-        "zero_one": rf"L_{{ay}} = {c}\mathbb 1[a \ne y]",
-        "ordinal": rf"L_{{ay}} = {c}|a - y|",
-        "squared": rf"L_{{ay}} = {c}(a - y)^2",
-        "abstain": rf"L_{{ay}} = {c}\mathbb 1[a \ne y],\ L_{{\text{{abstain}}, y}} = "
-        rf"{c}{structure.alpha if structure.alpha is not None else alpha:g}",
-        "permutation_hamming": rf"L_{{\hat\pi\pi}} = {c}\sum_j \mathbb 1[\hat\pi_j \ne \pi_j]",
-    }
-    if structure.kind in forms:
-        return forms[structure.kind]
-    if L is not None and max(L.shape) <= 5:
-        rows = r" \\ ".join(" & ".join(f"{x:g}" for x in row) for row in L.matrix)
-        return r"L = \begin{pmatrix} " + rows + r" \end{pmatrix}"
-    return (
-        r"L \text{ (a general " + (f"{L.n_actions} \\times {L.n_labels}" if L else "") + " matrix)}"
-    )
-
-
-def _latex_features(fmap):
-    if isinstance(fmap, Multiclass):
-        return r"\phi(x, y) = e_y \otimes [x; 1]"
-    if isinstance(fmap, Thresholded):
-        return r"\phi(x, y) = [\,y\,x;\ \mathbb 1(y \le 1), \dots, \mathbb 1(y \le k-1)\,]"
-    if isinstance(fmap, KernelFeatures):
-        return (
-            r"\theta^\top\phi(x, j) = \sum_{m} A_{mj} K(x_m, x),\ \|\theta\|^2 = "
-            r"\operatorname{tr}(A^\top K A)\ (K: \text{" + str(fmap.kernel) + r"})"
-        )
-    return r"\phi \text{ given by the user}"

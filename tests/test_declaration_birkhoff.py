@@ -249,3 +249,11 @@ def test_invalid_rankings(R, match):
     pg = ag.PredictionGame(ag.permutation.hamming_loss_matrix(3), polytope=BIRKHOFF)
     with pytest.raises(ValueError, match=match):
         pg.compile(X, R)
+
+
+def test_explain_describes_the_birkhoff_game():
+    pg = ag.PredictionGame(
+        "hamming", uncertainty=ag.SoftMoments(0.1), polytope=ag.polytopes.Birkhoff()
+    )
+    text = pg.explain()
+    assert "doubly stochastic" in text and "k^2 + 2k variables" in text and "program: QP" in text

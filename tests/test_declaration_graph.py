@@ -206,3 +206,15 @@ def test_estimator_declares_its_game_and_compiles_through_it():
         crf.fit(X, y)
     with pytest.raises(NotApplicableError, match="CRF"):
         crf.game_.compile(X, y)
+
+
+def test_explain_and_latex_describe_the_graph_family():
+    cycle = nx.cycle_graph(4)
+    pg = ag.PredictionGame(
+        "ordinal", GraphFeatures(), ag.NormBall(0.1, 1), Marginal(cycle, "local")
+    )
+    text = pg.explain()
+    assert "relaxation" in text and "closed form for ordinal" in text and "program: LP" in text
+    assert "mu (the region marginals)" in text
+    latex = ag.PredictionGame("zero_one", GraphFeatures(), None, Marginal("chain")).latex()
+    assert r"\mathcal M(G)" in latex and r"\max_{\mu" in latex

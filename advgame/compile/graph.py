@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from ..exceptions import NotApplicableError
 from ..features import GraphFeatures
 from ..graph import GraphGame
-from .learning import LearningProgram, _rows_to_distributions
+from .learning import LearningProgram, _rows_to_distributions, latex_loss
 from .program import Program
 
 __all__ = [
@@ -337,8 +337,6 @@ def compile_graph_game(pg, X, y, sample_weight=None):
 def graph_latex(pg, L):
     r"""The primal and dual graph learning programs as LaTeX, the declarations substituted:
     the loss, ``M(G)`` (junction tree) or its local relaxation, the norm and radius."""
-    from ..declaration import _latex_loss
-
     uncertainty = pg.uncertainty
     regularizer = uncertainty.latex_regularizer()
     penalty, constraint = uncertainty.latex_constraint()
@@ -388,7 +386,7 @@ def graph_latex(pg, L):
     ]
     where = (
         r"\text{where } L(\hat y, y) = \sum_i w_i L_{\hat y_i y_i},\ "
-        + _latex_loss(L, pg.loss, pg.alpha)
+        + latex_loss(L, pg.loss, pg.alpha)
         + r",\ "
         + weights
         + r",\quad \phi(x, y) = \sum_i e_{y_i} \otimes [x_i; 1] + \sum_{(i,j) \in E} "

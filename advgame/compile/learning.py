@@ -20,7 +20,9 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
+from .. import losses
 from ..exceptions import SolverError
+from ..features import KernelFeatures, Multiclass, Thresholded
 from .program import Program, Solution
 
 __all__ = [
@@ -32,6 +34,9 @@ __all__ = [
     "compile_cuts",
     "compile_learning",
     "learning_dual",
+    "learning_latex",
+    "latex_features",
+    "latex_loss",
     "learning_primal",
 ]
 
@@ -361,3 +366,95 @@ def compile_cuts(loss_matrix, fmap, uncertainty, D, y, weights, cut_rows, cut_Q)
     select = sp.csr_matrix((np.ones(m), (np.arange(m), cut_rows)), shape=(m, n))
     program.add_rows("cuts", [(u, select), (theta, -(C @ D))], lower=(cut_Q @ L.T).min(axis=1))
     return program
+
+
+def learning_latex(L, declared, alpha, fmap, uncertainty_set):
+    r"""The simplex family's primal and dual learning programs as LaTeX: the loss matrix ``L``
+    (None while a named loss waits for ``k``: ``declared`` and ``alpha`` describe it), the
+    feature map and the uncertainty set substituted."""
+    uncertainty = uncertainty_set
+    regularizer = uncertainty.latex_regularizer()
+    penalty, constraint = uncertainty.latex_constraint()
+    loss_text = latex_loss(L, declared, alpha)
+    features = latex_features(fmap)
+    polytope = r"\Delta_k"
+    primal = [
+        r"\begin{aligned}",
+        r"\min_{\theta,\, u,\, p}\quad & \sum_{i=1}^{n} w_i\,\big(u_i - "
+        r"\theta^\top\phi(x_i, y_i)\big)" + (f" + {regularizer}" if regularizer else ""),
+        r"\text{s.t.}\quad & u_i \ge (L^\top p_i)_j + \theta^\top \phi(x_i, j)"
+        r" \quad \forall i,\ \forall j \in [k] \quad (\text{game})\\",
+        r"& p_i \in \Delta_l \quad \forall i \quad (\text{simplex})",
+        r"\end{aligned}",
+    ]
+    objective = r"\sum_{i=1}^{n} w_i\, v_i" + (f" - {penalty}" if penalty else "")
+    dual = [
+        r"\begin{aligned}",
+        r"\max_{q,\, v}\quad & " + objective + r"\\",
+        r"\text{s.t.}\quad & v_i \le (L q_i)_a \quad \forall i,\ \forall a \in [l]"
+        r" \quad (\text{game})\\",
+        rf"& q_i \in {polytope} \quad \forall i \quad (\text{{simplex}})\\",
+    ]
+    if constraint:
+        dual.append(rf"& {constraint} \quad (\text{{moments}})\\")
+    dual += [
+        r"& m(q) = \sum_{i=1}^{n} w_i \Big(\sum_{j} q_{ij}\, \phi(x_i, j) - "
+        r"\phi(x_i, y_i)\Big)",
+        r"\end{aligned}",
+    ]
+    where = [
+        r"\text{where } "
+        + loss_text
+        + r",\quad "
+        + features
+        + r",\quad w_i = \tfrac{1}{n} \text{ (or the normalised sample weights)}",
+    ]
+    primal[1] = primal[1] + r"\\"
+    return (
+        "% primal: the predictor's regularised risk\n$$\n"
+        + "\n".join(primal)
+        + "\n$$\n% dual: the adversary's maximisation over each sample's conditional\n$$\n"
+        + "\n".join(dual)
+        + "\n$$\n$$\n"
+        + "\n".join(where)
+        + "\n$$\n"
+    )
+
+
+def latex_loss(L, declared, alpha):
+    """The loss matrix's structure in LaTeX (its numbers for a general matrix of size <= 5)."""
+    if L is None:
+        name = declared if isinstance(declared, str) else "general"
+        structure = losses.Structure(name, 1.0, alpha if name == "abstain" else None)
+    else:
+        structure = L.structure
+    c = "" if structure.weight in (None, 1.0) else f"{structure.weight:g}\\,"
+    forms = {
+        "zero_one": rf"L_{{ay}} = {c}\mathbb 1[a \ne y]",
+        "ordinal": rf"L_{{ay}} = {c}|a - y|",
+        "squared": rf"L_{{ay}} = {c}(a - y)^2",
+        "abstain": rf"L_{{ay}} = {c}\mathbb 1[a \ne y],\ L_{{\text{{abstain}}, y}} = "
+        rf"{c}{structure.alpha if structure.alpha is not None else alpha:g}",
+        "permutation_hamming": rf"L_{{\hat\pi\pi}} = {c}\sum_j \mathbb 1[\hat\pi_j \ne \pi_j]",
+    }
+    if structure.kind in forms:
+        return forms[structure.kind]
+    if L is not None and max(L.shape) <= 5:
+        rows = r" \\ ".join(" & ".join(f"{x:g}" for x in row) for row in L.matrix)
+        return r"L = \begin{pmatrix} " + rows + r" \end{pmatrix}"
+    return (
+        r"L \text{ (a general " + (f"{L.n_actions} \\times {L.n_labels}" if L else "") + " matrix)}"
+    )
+
+
+def latex_features(fmap):
+    if isinstance(fmap, Multiclass):
+        return r"\phi(x, y) = e_y \otimes [x; 1]"
+    if isinstance(fmap, Thresholded):
+        return r"\phi(x, y) = [\,y\,x;\ \mathbb 1(y \le 1), \dots, \mathbb 1(y \le k-1)\,]"
+    if isinstance(fmap, KernelFeatures):
+        return (
+            r"\theta^\top\phi(x, j) = \sum_{m} A_{mj} K(x_m, x),\ \|\theta\|^2 = "
+            r"\operatorname{tr}(A^\top K A)\ (K: \text{" + str(fmap.kernel) + r"})"
+        )
+    return r"\phi \text{ given by the user}"
