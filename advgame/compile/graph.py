@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from ..exceptions import NotApplicableError
 from ..features import GraphFeatures
 from ..graph import GraphGame
+from ..graph_data import ExampleBinding
 from .learning import LearningProgram, _rows_to_distributions, latex_loss
 from .program import Program
 
@@ -234,7 +235,7 @@ def compile_graph(loss_matrix, games, data, fmap, uncertainty, sample_weight=Non
     data : stacked examples
         ``X1`` (node inputs with a ones column), ``Z1`` (edge inputs with a ones column), ``y``
         (node label indices), ``groups`` (``graph``, ``examples``, ``nodes``, ``edges``) and
-        ``n_examples`` (as :meth:`AdversarialGraphicalModel._bind` builds them).
+        ``n_examples`` (as :meth:`advgame.graph_data.ExampleBinding._bind` builds them).
     fmap : GraphFeatures
     uncertainty : UncertaintySet
     sample_weight : ndarray (n_examples,), optional
@@ -282,6 +283,13 @@ def _split_inputs(X):
     return X, None
 
 
+class _Examples(ExampleBinding):
+    """The examples of one declaration (its Marginal polytope's graph and node weights)."""
+
+    def __init__(self, graph, node_weights):
+        self.graph, self.node_weights = graph, node_weights
+
+
 def compile_graph_game(pg, X, y, sample_weight=None):
     """:meth:`PredictionGame.compile` for the graph family (a :class:`Marginal` polytope).
 
@@ -290,7 +298,6 @@ def compile_graph_game(pg, X, y, sample_weight=None):
     ``y``: one label array ``(N_s,)`` per example; ``sample_weight``: one weight per example.
     """
     from ..losses import Entropy
-    from ..models.graphical import AdversarialGraphicalModel
 
     polytope = pg.polytope
     if isinstance(pg.loss, Entropy):
@@ -300,7 +307,7 @@ def compile_graph_game(pg, X, y, sample_weight=None):
             "ag.AdversarialGraphicalModel(loss='log', solver='lbfgs' or 'subgradient')."
         )
     X_list, edge_X_list = _split_inputs(X)
-    binder = AdversarialGraphicalModel(graph=polytope.graph, node_weights=polytope.node_weights)
+    binder = _Examples(polytope.graph, polytope.node_weights)
     data = binder._bind(X_list, edge_X_list, y, fitting=True)
     classes = binder.classes_
     k = classes.size
