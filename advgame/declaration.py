@@ -30,6 +30,7 @@ from .compile import compile_learning
 from .compile.graph import graph_latex
 from .compile.learning import learning_latex
 from .compile.matching import compile_matching, matching_latex
+from .compile.minimax import compile_minimax, minimax_kind, minimax_latex
 from .features import (
     CallableFeatures,
     FeatureMap,
@@ -251,21 +252,20 @@ class PredictionGame:
         if self.loss == "abstain":
             self.alpha = check_real("alpha (abstention penalty)", self.alpha, low=0, high=1)
         family = self.family
-        if family == "entropy":
-            self._check_entropy()
-        elif isinstance(self.uncertainty, MomentBalls):
+        if family != "minimax" and isinstance(self.uncertainty, MomentBalls):
             raise self._invalid(
                 "uncertainty",
                 "loss",
-                "MomentBalls are seed 001's per-class balls of a generalised entropy game.",
-                f"a loss of ag.losses.brier(k), log(k) or quadratic(); or for a loss matrix "
-                f"{_UNCERTAINTY_HELP}",
+                "MomentBalls are Farnia and Tse's per-class moment balls, over the probability "
+                f"simplex (here polytope = {self.polytope!r}).",
+                "polytope=None (the simplex) with a loss matrix or ag.losses.brier(k), log(k), "
+                f"quadratic(); with polytope = {self.polytope!r}: {_UNCERTAINTY_HELP}",
             )
         {
             "simplex": self._check_simplex,
             "birkhoff": self._check_birkhoff,
             "graph": self._check_graph,
-            "entropy": lambda: None,
+            "minimax": self._check_minimax,
         }[family]()
         if isinstance(self.features, KernelFeatures) and isinstance(self.uncertainty, NormBall):
             if self.uncertainty.norm != 2:
@@ -279,14 +279,17 @@ class PredictionGame:
     @property
     def family(self):
         """Which learning program the declaration compiles to: ``'simplex'`` (a loss matrix
-        over labels), ``'entropy'`` (seed 001's generalised entropies), ``'birkhoff'`` (the
-        permutation game), ``'graph'`` (a graph's marginal polytope)."""
+        over labels), ``'minimax'`` (Farnia and Tse's minimax model: a generalised entropy, or a
+        loss matrix with per-class :class:`~advgame.uncertainty.MomentBalls`), ``'birkhoff'``
+        (the permutation game), ``'graph'`` (a graph's marginal polytope)."""
         if isinstance(self.polytope, polytopes.Marginal):
             return "graph"
         if isinstance(self.loss, Entropy):
-            return "entropy"
+            return "minimax"
         if isinstance(self.polytope, polytopes.Birkhoff):
             return "birkhoff"
+        if isinstance(self.uncertainty, MomentBalls):
+            return "minimax"
         return "simplex"
 
     def _check_simplex(self):
@@ -354,28 +357,36 @@ class PredictionGame:
                 "multiclass features with polytope=None (the simplex)",
             )
 
-    def _check_entropy(self):
+    def _check_minimax(self):
         if not isinstance(self.uncertainty, MomentBalls):
             raise self._invalid(
                 "loss",
                 "uncertainty",
-                "a generalised entropy is the minimax model of seed 001, whose uncertainty "
-                "set is one moment ball per class.",
+                "a generalised entropy is Farnia and Tse's minimax model, whose uncertainty set "
+                "is one moment ball per class.",
                 "ag.MomentBalls(radius, norm) (or a loss matrix with " + _UNCERTAINTY_HELP + ")",
             )
         if not isinstance(self.polytope, polytopes.Simplex):
             raise self._invalid(
                 "polytope",
                 "loss",
-                "a generalised entropy is defined on the probability simplex.",
+                "the minimax model's conditionals live on the probability simplex.",
                 "polytope=None or ag.polytopes.Simplex()",
             )
-        if isinstance(self.features, Thresholded):
+        if self.loss == HAMMING:
+            raise self._invalid(
+                "loss",
+                "uncertainty",
+                "the permutation Hamming loss is the Birkhoff game, not a minimax model.",
+                f"polytope=ag.polytopes.Birkhoff() with {_UNCERTAINTY_HELP}",
+            )
+        if type(self.features) is not Multiclass:
             raise self._invalid(
                 "features",
-                "loss",
-                "thresholded features are defined for a loss matrix over ordered labels.",
-                "features='multiclass'",
+                "uncertainty",
+                "the minimax model is linear in [x; 1] with one moment ball per encoded class "
+                "(the last class pinned at potential 0).",
+                "features='multiclass' or Multiclass(fit_intercept)",
             )
 
     # ----------------------------------------------------------------------- resolution
@@ -385,7 +396,8 @@ class PredictionGame:
         if isinstance(self.loss, Entropy):
             raise ValueError(
                 f"loss = {self.loss!r} is a generalised entropy, not a loss matrix; its game is "
-                "ag.Game(loss) and its learning problem is compiled by ag.MinimaxClassifier."
+                "ag.Game(loss); declare it with uncertainty=ag.MomentBalls(radius) to compile its "
+                "learning problem."
             )
         if k is None:
             if isinstance(self.loss, str):
@@ -475,6 +487,8 @@ class PredictionGame:
     # ----------------------------------------------------------------------------- LaTeX
     def latex(self, loss_matrix=None):
         r"""The primal and dual learning programs as LaTeX, the declarations substituted."""
+        if self.family == "minimax":
+            return minimax_latex(self.loss, self.uncertainty, self.features.fit_intercept)
         if self.family == "birkhoff":
             return matching_latex(self.uncertainty, self.features.fit_intercept)
         L = loss_matrix if loss_matrix is not None else self._known_loss_matrix()
@@ -497,9 +511,8 @@ class PredictionGame:
             return "\n".join(lines + _explain_birkhoff(self.uncertainty))
         if self.family == "graph":
             return "\n".join(lines + _explain_graph(self, k))
-        if isinstance(self.loss, Entropy):
-            lines += _explain_entropy(self.loss, self.uncertainty)
-            return "\n".join(lines)
+        if self.family == "minimax":
+            return "\n".join(lines + self._explain_minimax(k))
         if isinstance(self.loss, str) and k is None:
             structure = losses.recognize(self.loss_matrix(3).matrix)
             lines.append(
@@ -518,6 +531,74 @@ class PredictionGame:
         lines += _explain_fast_path(structure, L)
         lines += [""] + self._explain_program(L)
         return "\n".join(lines)
+
+    def _explain_minimax(self, k):
+        loss, balls = self.loss, self.uncertainty
+        if isinstance(loss, Entropy):
+            regression = loss.kind == "quadratic"
+            lines = [
+                f"loss: generalised entropy {loss.kind} ({loss.formula}); Farnia and Tse's "
+                "minimax model.",
+                "fast path: F, the conjugate of the entropy, in closed form ("
+                + {
+                    "log": "log-sum-exp; grad F = softmax",
+                    "brier": "grad F = the Euclidean projection of f / 2 onto the simplex",
+                    "quadratic": "Huber; grad F = clip(z / 2, -rho, rho)",
+                }[loss.kind]
+                + "), so the fast solver is L-BFGS (smooth penalty) or FISTA (norm balls).",
+            ]
+            compiled = minimax_kind(loss, balls)
+        else:
+            regression = False
+            L = None if isinstance(loss, str) and k is None else self.loss_matrix(k)
+            structure = losses.recognize(self.loss_matrix(3).matrix) if L is None else L.structure
+            lines = [
+                f"loss: {'a loss matrix' if L is None else f'{L.n_actions}x{L.n_labels} matrix'}"
+                f" recognised as {structure}; its generalised entropy H(q) = min_a (L q)_a is "
+                "polyhedral (Farnia and Tse's minimax model with a loss matrix).",
+                "fast path: F(f) = max_q H(q) + f^T q is the game value ("
+                + (
+                    "the 0-1 closed form"
+                    if getattr(structure, "kind", structure) == "zero_one"
+                    else "advgame.Game's fast path"
+                )
+                + "); it is not smooth, so the fast solver smooths it (F_mu, mu -> 0) and "
+                "certifies the result by a dual bound.",
+            ]
+            compiled = minimax_kind(losses.zero_one(2), balls)
+        target = (
+            "theta(Y) = Y (the real target)"
+            if regression
+            else (
+                "theta(Y) = the one-hot encoding of the first k - 1 classes (the last pinned at "
+                "potential 0)"
+            )
+        )
+        lines += [
+            "",
+            f"features: [x; 1], {target}; A has one row per encoded target.",
+            f"uncertainty: {balls!r}: one moment ball per row of A; regulariser "
+            + (
+                "sum_r lam_r ||A_r||_*^2 (Theorem 5)"
+                if balls.squared
+                else "sum_r eps_r ||A_r||_* (Theorem 3)"
+            )
+            + "; intercept moments matched exactly.",
+            f"program: {compiled} (primal: A, plus "
+            + (
+                "u, p per sample and rows game, simplex"
+                if not isinstance(loss, Entropy)
+                else "tau for Brier"
+                if loss.kind == "brier"
+                else "nothing else"
+            )
+            + "; dual: "
+            + ("m per sample" if regression else "q per sample (simplex)")
+            + ", rows intercept, moments).",
+            "solve: program.solve() (HiGHS through cvxpy for an LP, Clarabel otherwise); "
+            "program.dual().solve() gives the same optimum (the maximum-entropy adversary).",
+        ]
+        return lines
 
     def _explain_program(self, L):
         u = self.uncertainty
@@ -577,9 +658,33 @@ def _compile_family(pg, X, y, sample_weight):
         from .compile.graph import compile_graph_game
 
         return compile_graph_game(pg, X, y, sample_weight)
-    raise ValueError(
-        f"{pg!r}: the {pg.family} family is not compiled by PredictionGame.compile in this "
-        "version; its estimator compiles it."
+    return _compile_minimax(pg, X, y, sample_weight)
+
+
+def _compile_minimax(pg, X, y, sample_weight):
+    """The minimax family's :class:`~advgame.compile.minimax.MinimaxProgram`: targets encoded
+    as Farnia and Tse's ``theta(Y)`` (one-hot of the first ``k - 1`` classes, or ``Y``)."""
+    loss = pg.loss
+    if isinstance(loss, Entropy) and loss.kind == "quadratic":
+        targets = as_float_array("y (real targets)", y)
+        check_finite("y (real targets)", targets)
+        Theta, t = targets[:, None], 1
+    else:
+        classes, y_index = np.unique(y, return_inverse=True)
+        k = classes.size
+        if k < 2:
+            raise ValueError(f"y must contain at least 2 classes; got {list(classes)}.")
+        if isinstance(loss, Entropy):
+            if loss.n_labels != k:
+                raise ValueError(
+                    f"loss = {loss!r} has {loss.n_labels} labels but y has {k} classes."
+                )
+        else:
+            loss = pg.loss_matrix(k, classes=classes if not isinstance(loss, str) else None)
+        Theta, t = np.eye(k)[y_index], k - 1
+    balls = copy.deepcopy(pg.uncertainty).bind(t, X.shape[1])
+    return compile_minimax(
+        loss, balls, X, Theta, sample_weight, fit_intercept=pg.features.fit_intercept
     )
 
 
@@ -721,16 +826,4 @@ def _explain_graph(pg, k):
         f"program: {u.program_kind}. Primal blocks theta, alpha (one per marginal-polytope row), "
         "p (the predictor's node marginals); rows game, predictor simplex. Dual blocks mu (the "
         "region marginals), v; rows marginal polytope, game, moments.",
-    ]
-
-
-def _explain_entropy(entropy, balls):
-    return [
-        f"loss: generalised entropy {entropy.kind} ({entropy.formula}); seed 001's minimax model.",
-        "fast path: the conjugate F of the entropy in closed form (softmax for log, sparsemax "
-        "for Brier), so training is smooth (L-BFGS / FISTA) except for the norm penalty.",
-        f"uncertainty: {balls!r}: one moment ball per class; regulariser "
-        "sum_i eps_i ||W_i||_* (seed 001 Theorem 3).",
-        "program: compiled by ag.MinimaxClassifier(solver='compile') (an exponential-cone "
-        "program for log, a QP / SOCP for Brier).",
     ]

@@ -623,6 +623,36 @@ class MomentBalls:
             return eps @ cp.square(norms) if self.norm != 2 else eps @ cp.sum(cp.square(W), axis=1)
         return eps @ norms
 
+    def cvxpy_moment_norms(self, G):
+        """The moment-ball norms of the cvxpy expression ``G`` (``t x d``), as a list of
+        ``(norm expression, radius)`` pairs: one per row, per (group, row), or one for l1inf
+        (the cvxpy form of :meth:`moment_norms`)."""
+        import cvxpy as cp
+
+        if self.norm == "group":
+            return [
+                (cp.norm(G[i, np.flatnonzero(self._group_index == g)], 2), eps_g)
+                for g, eps_g in enumerate(self._eps)
+                for i in range(G.shape[0])
+            ]
+        if self.norm == "l1inf":
+            return [(cp.max(cp.sum(cp.abs(G), axis=0)), self._eps[0])]
+        p = {"inf": "inf", 2: 2, 1: 1}[self.norm]
+        return [(cp.norm(G[i, :], p), eps) for i, eps in enumerate(self._eps)]
+
+    def cvxpy_conjugate(self, G):
+        r"""``R^*(G)`` of :meth:`conjugate` for the cvxpy expression ``G``: ``(penalty,
+        constraints)``.  Balls give the constraints ``||G_b|| <= eps_b`` (the adversary's moment
+        balls) and no penalty; squared balls the penalty ``sum_i ||G_i||^2 / (4 lam_i)`` (rows
+        with ``lam_i = 0`` must match exactly)."""
+        import cvxpy as cp
+
+        pairs = self.cvxpy_moment_norms(G)
+        if not self.squared:
+            return 0.0, [norm <= eps for norm, eps in pairs]
+        penalty = sum(cp.square(norm) / (4 * eps) for norm, eps in pairs if eps > 0)
+        return penalty, [norm <= 0 for norm, eps in pairs if eps == 0]
+
     def __repr__(self):
         extra = ", squared=True" if self.squared else ""
         return f"MomentBalls(radius={self.radius.tolist()}, norm={self.norm!r}{extra})"

@@ -746,12 +746,16 @@ def test_to_cvxpy_is_the_same_named_program(case):
             ("loss", "uncertainty", "brier", "Exact"),
         ),
         (
-            lambda: ag.PredictionGame("zero_one", uncertainty=ag.MomentBalls(0.1)),
-            ("uncertainty", "loss", "MomentBalls", "zero_one"),
+            lambda: ag.PredictionGame(
+                "zero_one", features="thresholded", uncertainty=ag.MomentBalls(0.1)
+            ),
+            ("features", "uncertainty", "Thresholded", "MomentBalls"),
         ),
         (
-            lambda: ag.PredictionGame(ag.losses.zero_one(3), uncertainty=ag.MomentBalls(0.1)),
-            ("uncertainty", "loss", "MomentBalls", "LossMatrix"),
+            lambda: ag.PredictionGame(
+                ag.losses.log(3), uncertainty=ag.MomentBalls(0.1), polytope=ag.polytopes.Birkhoff()
+            ),
+            ("polytope", "loss", "Birkhoff", "log"),
         ),
         (
             lambda: ag.PredictionGame("zero_one", features="rbf", uncertainty=ag.NormBall(0.1, 1)),
@@ -767,8 +771,8 @@ def test_to_cvxpy_is_the_same_named_program(case):
     ids=[
         "birkhoff-zero-one",
         "entropy-exact",
-        "momentballs-name",
-        "momentballs-matrix",
+        "momentballs-thresholded",
+        "entropy-birkhoff",
         "l1-rbf",
         "group-rbf",
     ],

@@ -158,7 +158,9 @@ def _check_lasso(X, y, eps, fit_intercept, solver):
     assert model.objective_ == pytest.approx(2 * lasso_objective - np.mean(y**2), abs=1e-9)
     assert model.solver_ == solver
     if solver == "compile":
-        assert isinstance(model.program_, cp.Problem)
+        problem = model.program_.to_cvxpy()  # the declaration's compiled program
+        assert isinstance(problem, cp.Problem) and "A" in problem.var_dict
+        assert model.game_.family == "minimax"
 
 
 @pytest.mark.parametrize("solver", ["fast", "compile"])
@@ -353,7 +355,7 @@ def test_binary_zero_one_objective_is_eq_31(iris, radius):
     hinge = np.maximum(np.maximum(0.0, (1.0 - s * z) / 2), -s * z)
     expected = hinge.mean() + eps * np.linalg.norm(model.coef_)
     assert model.objective_ == pytest.approx(expected, rel=1e-10)
-    assert model.program_.value == pytest.approx(expected, rel=1e-7)
+    assert model.program_.to_cvxpy().value == pytest.approx(expected, rel=1e-7)
     assert model.solver_ == "compile" and model.converged_.startswith("compiled")
 
 

@@ -11,6 +11,7 @@ from .learning import (
     compile_learning,
 )
 from .matching import MatchingProgram, compile_matching
+from .minimax import MinimaxAdversary, MinimaxProgram, compile_minimax
 from .program import Program, Solution
 
 __all__ = [
@@ -20,6 +21,8 @@ __all__ = [
     "LearningProgram",
     "LearningSolution",
     "MatchingProgram",
+    "MinimaxAdversary",
+    "MinimaxProgram",
     "Program",
     "ProgramView",
     "Solution",
@@ -27,4 +30,5 @@ __all__ = [
     "compile_graph",
     "compile_learning",
     "compile_matching",
+    "compile_minimax",
 ]

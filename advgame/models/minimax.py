@@ -13,8 +13,10 @@ classes (the last class is pinned at potential 0) or ``theta(Y) = Y`` for regres
 penalty of :class:`advgame.uncertainty.MomentBalls`.  Prediction applies the Bayes rule to the
 worst-case conditional ``∇F(A x)`` (Eq. 22).
 
-Two solvers reach the same optimum: ``compile`` builds the exact convex program in cvxpy (an LP
-for the 0-1 loss with a polyhedral penalty, solved by HiGHS; otherwise Clarabel) and ``fast``
+Each estimator declares its game (``game_``, a :class:`advgame.PredictionGame` of the loss,
+``[x; 1]`` features and the moment balls).  Two solvers reach the same optimum: ``compile`` solves
+the program ``game_.compile(X, y)`` (:class:`advgame.compile.minimax.MinimaxProgram`: an LP for
+the 0-1 loss with a polyhedral penalty, solved by HiGHS; otherwise Clarabel) and ``fast``
 runs L-BFGS (smooth loss and penalty) or accelerated proximal gradient (FISTA with restarts; every
 penalty has a closed-form prox).  The non-smooth 0-1 loss is smoothed (Nesterov) with a
 decreasing ``mu`` (:func:`advgame.closed_forms.zero_one_smoothed`) and stops when a dual bound
@@ -23,6 +25,7 @@ from a dual-feasible conditional (weak duality, Theorem 3), so ``objective_ - du
 optimum <= objective_``.
 """
 
+import copy
 import numbers
 import warnings
 from dataclasses import dataclass
@@ -33,8 +36,10 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from .. import closed_forms, losses
 from .._validation import check_real
+from ..declaration import PredictionGame
 from ..exceptions import ConvergenceWarning, SolverError
-from ..game import Game, map_label
+from ..features import Multiclass
+from ..game import map_label
 from ..solvers import fit_lbfgs
 from ..uncertainty import MomentBalls
 from ._inputs import (
@@ -51,8 +56,6 @@ _SOLVERS = ("auto", "compile", "fast")
 #: ``solver='auto'`` compiles a 0-1 model (an LP / SOCP that HiGHS / Clarabel solve exactly; the
 #: fast solver is first order on a non-smooth problem) up to this many game rows ``n * K``.
 AUTO_COMPILE_ROWS = 100_000
-#: Clarabel's gap and feasibility tolerances are ``min(tol, CLARABEL_TOL)`` (its default).
-CLARABEL_TOL = 1e-8
 #: The 0-1 fast solver stops smoothing below this ``mu`` (``F_mu`` is then within 5e-13 of ``F``).
 SMOOTHING_FLOOR = 1e-12
 #: The 0-1 fast solver checks its duality gap every this many FISTA iterations.
@@ -68,11 +71,18 @@ class _MinimaxModel(BaseEstimator):
         if self.solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}; got {self.solver!r}.")
 
-    def _balls(self, t, d, total_weight):
+    def _declare(self, loss, total_weight):
+        """The declaration ``game_``: the loss, ``[x; 1]``, the moment balls, the simplex."""
         radius = self.radius
         if radius is None:  # the 1/sqrt(n) scale of Theorem 4's bound (1/n for Theorem 5)
             radius = 1.0 / total_weight if self.squared else 1.0 / np.sqrt(total_weight)
-        return MomentBalls(radius, self.norm, self.squared, self.groups).bind(t, d)
+        balls = MomentBalls(radius, self.norm, self.squared, self.groups)
+        self.game_ = PredictionGame(loss, Multiclass(self.fit_intercept), balls)
+
+    @property
+    def _game(self):
+        """The per-sample game of the declared loss (``F``, ``∇F``, ``H``)."""
+        return self.game_.game()
 
     def _n_rows(self, Theta):
         """Rows of ``A``: ``K - 1`` (last class pinned) for classification, 1 for regression."""
@@ -87,7 +97,7 @@ class _MinimaxModel(BaseEstimator):
         the 0-1 ``F`` is replaced by its smoothing ``F_mu`` (:func:`closed_forms.zero_one_smoothed`)."""
         F = self._full_potentials(X1 @ A.T)
         if mu is None:
-            value, Q = self.game_.value_and_adversary(F)
+            value, Q = self._game.value_and_adversary(F)
         else:
             value, Q = closed_forms.zero_one_smoothed(F, mu)
         loss = w @ (value - np.einsum("ij,ij->i", Theta, F))
@@ -109,7 +119,7 @@ class _MinimaxModel(BaseEstimator):
         then :meth:`MomentBalls.dual_bound` mixes it with the labels to enter the balls.
         ``entropy`` defaults to the game's ``H`` (any concave ``H`` gives the bound of its model).
         """
-        entropy = self.game_.entropy if entropy is None else entropy
+        entropy = self._game.entropy if entropy is None else entropy
         Q = self._match_mean(Q, Theta, w) if self.fit_intercept else Q
         if Q is None:
             return -np.inf
@@ -122,15 +132,15 @@ class _MinimaxModel(BaseEstimator):
         return base + balls.dual_bound(G, average - base)
 
     # ---------------------------------------------------------------------------- fitting
-    def _fit(self, X, Theta, sample_weight, t):
+    def _fit(self, X, y, Theta, sample_weight, t):
         d = self.n_features_in_
         X1 = self._design(X)
         w = sample_weight / sample_weight.sum()
-        balls = self._balls(t, d, sample_weight.sum())
+        balls = copy.deepcopy(self.game_.uncertainty).bind(t, d)
         self.uncertainty_ = balls
         solver = self.solver
         if solver == "auto":
-            nonsmooth = self.game_.structure is not None  # the 0-1 loss matrix game
+            nonsmooth = self._game.structure is not None  # the 0-1 loss matrix game
             solver = (
                 "compile" if nonsmooth and X.shape[0] * (t + 1) <= AUTO_COMPILE_ROWS else "fast"
             )
@@ -140,9 +150,9 @@ class _MinimaxModel(BaseEstimator):
                 A0 = self.A_.copy()
         bound = np.nan  # a compiled 0-1 model is certified by HiGHS / Clarabel themselves
         if solver == "compile":
-            A, message = self._compile(X1, Theta, w, balls)
+            A, message = self._compile(X, y, sample_weight)
             n_iter = 1
-        elif self.game_.structure is not None:
+        elif self._game.structure is not None:
             A, n_iter, message, bound = self._smoothing_continuation(A0, X1, Theta, w, balls)
         else:
             A, n_iter, message = self._fast(A0, X1, Theta, w, balls)
@@ -152,8 +162,8 @@ class _MinimaxModel(BaseEstimator):
                 f"the {solver} solver diverged (objective {self.objective_:g}): the program is "
                 "unbounded; give a positive radius."
             )
-        if self.game_.structure is None:  # ∇F is unique: the adversary is the dual solution
-            Q = self.game_.adversary(self._full_potentials(X1 @ A.T))
+        if self._game.structure is None:  # ∇F is unique: the adversary is the dual solution
+            Q = self._game.adversary(self._full_potentials(X1 @ A.T))
             bound = self._lower_bound(Q, X1, Theta, w, balls)
         self.duality_gap_ = self.objective_ - bound
         if not message.startswith(("compiled", "L-BFGS: CONVERGENCE", "FISTA: converged")):
@@ -184,7 +194,7 @@ class _MinimaxModel(BaseEstimator):
 
         def certified(A, average):  # weak duality at q = ∇F (unique for smooth losses)
             value = self._objective(A, X1, Theta, w, balls)[0]
-            Q = self.game_.adversary(self._full_potentials(X1 @ A.T))
+            Q = self._game.adversary(self._full_potentials(X1 @ A.T))
             gap = value - self._lower_bound(Q, X1, Theta, w, balls)
             if gap <= self.tol * max(1.0, abs(value)):
                 return f"FISTA: converged (duality gap {gap:.2g})"
@@ -252,7 +262,7 @@ class _MinimaxModel(BaseEstimator):
                     return f"FISTA: converged (smoothing mu={mu:g}, duality gap {gap:.2g})"
 
                 def entropy(R):
-                    return self.game_.entropy(R) - 0.5 * mu * np.einsum("ij,ij->i", R, R)
+                    return self._game.entropy(R) - 0.5 * mu * np.einsum("ij,ij->i", R, R)
 
                 smoothed_value = w @ (smoothed - np.einsum("ij,ij->i", Theta, F))
                 smoothed_value += balls.penalty(A[:, : self.n_features_in_])
@@ -295,40 +305,16 @@ class _MinimaxModel(BaseEstimator):
                 f"{-problem.value:.3g} per unit): {self._unbounded_hint}"
             )
 
-    def _compile(self, X1, Theta, w, balls):
-        import cvxpy as cp
-
-        t, d = self._n_rows(Theta), self.n_features_in_
-        A = cp.Variable((t, X1.shape[1]), name="A")
-        Z = X1 @ A.T
-        value, constraints = self._cvxpy_value(Z)
-        F = cp.hstack([Z, np.zeros((X1.shape[0], 1))]) if self._pinned else Z
-        fit = w @ (value - cp.sum(cp.multiply(Theta, F), axis=1))
-        problem = cp.Problem(cp.Minimize(fit + balls.cvxpy(A[:, :d])), constraints)
-        linear = self.game_.structure is not None and balls.polyhedral
-        accuracy = min(self.tol, CLARABEL_TOL)
-        options = {} if linear else {f"tol_{k}": accuracy for k in ("gap_abs", "gap_rel", "feas")}
-        hint = (
-            "it has no minimiser when the radius is 0 on separable classes, and is unbounded "
-            "(regression) when rho is small next to the targets; raise radius or rho."
-        )
-        try:
-            problem.solve(solver=cp.HIGHS if linear else cp.CLARABEL, **options)
-        except cp.error.SolverError as exc:
-            raise SolverError(
-                f"the compiled minimax program failed (radius={self.radius!r}): {exc} Likely "
-                f"infeasible or unbounded: {hint}"
-            ) from exc
-        if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            raise SolverError(
-                f"the compiled minimax program ended with status {problem.status!r}; {hint}"
-            )
-        self.program_ = problem
-        return np.asarray(A.value, dtype=float), f"compiled ({problem.status})"
+    def _compile(self, X, y, sample_weight):
+        """The exact program through the declaration (``game_.compile``; HiGHS for an LP,
+        Clarabel otherwise, to ``min(tol, 1e-8)``)."""
+        self.program_ = self.game_.compile(X, y, sample_weight)
+        solution = self.program_.solve(tol=self.tol)
+        return solution.theta, f"compiled ({solution.solution.status})"
 
     def __getstate__(self):
         state = super().__getstate__()
-        state.pop("program_", None)  # a solved cvxpy Problem holds unpicklable solver caches
+        state.pop("program_", None)  # it holds the training data and cvxpy's solver caches
         return state
 
 
@@ -354,7 +340,8 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
     fit_intercept : bool, default=True
         Add a constant feature whose moments (the class marginals) are matched exactly.
     solver : {'auto', 'compile', 'fast'}, default='auto'
-        ``compile``: the exact cvxpy program (``program_``); ``fast``: FISTA / L-BFGS.  ``auto``
+        ``compile``: the exact program of the declaration, ``game_.compile(X, y)``
+        (``program_``); ``fast``: FISTA / L-BFGS.  ``auto``
         compiles the non-smooth 0-1 model up to 100,000 game rows ``n K`` and is ``fast``
         otherwise (for 0-1 a first-order method certified to ``duality_gap_``).
     max_iter : int, default=1000
@@ -374,15 +361,20 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
         The dual variables of the moment constraints (Eq. 21); the last class is pinned at 0.
     coef_, intercept_ : ndarray
         ``A_`` split into feature weights ``(K - 1, n_features)`` and intercepts.
-    game_ : Game
+    game_ : PredictionGame
+        The declaration (the loss, ``[x; 1]`` features, the moment balls, the simplex):
+        ``game_.compile(X, y)`` gives the program whatever the solver, ``game_.explain()`` the
+        fast path, ``game_.game()`` the per-sample game (``F`` and ``∇F``).
     uncertainty_ : MomentBalls
+        The balls bound to ``A_``'s shape.
     objective_ : float
         The value of Eq. 21 at ``A_``: the worst-case conditional entropy (Theorem 3).
     duality_gap_ : float
         ``objective_`` minus a certified lower bound on the optimum (NaN for a compiled 0-1
         model, which HiGHS / Clarabel certify themselves).
-    program_ : cvxpy.Problem
-        When compiled (not kept when the estimator is pickled).
+    program_ : MinimaxProgram
+        When compiled: ``program_.to_cvxpy()`` and ``program_.dual()`` (not kept when the
+        estimator is pickled: it holds the training data).
     n_iter_, converged_, solver_
 
     Examples
@@ -432,24 +424,6 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
     def _full_potentials(self, Z):
         return np.hstack([Z, np.zeros((Z.shape[0], 1))])
 
-    def _cvxpy_value(self, Z):
-        r"""``F`` of each row as a cvxpy expression (plus constraints), for the compiler.
-
-        With ``f = (z, 0)``: log-sum-exp; Brier ``1 + min_tau tau + sum_j (f_j - tau)_+^2 / 4``;
-        0-1 ``1 + min {tau : sum_j (f_j - tau)_+ <= 1}`` (the LP duals of Eq. 20).
-        """
-        import cvxpy as cp
-
-        n = Z.shape[0]
-        F = cp.hstack([Z, np.zeros((n, 1))])
-        if self.loss == "log":
-            return cp.log_sum_exp(F, axis=1), []
-        tau = cp.Variable(n, name="tau")
-        excess = cp.pos(F - cp.reshape(tau, (n, 1), order="C") @ np.ones((1, F.shape[1])))
-        if self.loss == "brier":
-            return 1 + tau + cp.sum(cp.square(excess), axis=1) / 4, []
-        return 1 + tau, [cp.sum(excess, axis=1) <= 1]
-
     def _match_mean(self, Q, Theta, w):
         """Mix ``Q`` with one constant distribution ``pi`` so the class marginals equal the labels'
         (the smallest weight ``s`` that keeps ``pi`` in the simplex)."""
@@ -479,8 +453,8 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
             raise ValueError("randomized=True is the Brier rule of Theorem 6: use loss='brier'.")
         X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
         K = self.classes_.size
-        self.game_ = Game(getattr(losses, self.loss)(K))
-        self._fit(X, np.eye(K)[y_index], sample_weight, K - 1)
+        self._declare(getattr(losses, self.loss)(K), sample_weight.sum())
+        self._fit(X, y_index, np.eye(K)[y_index], sample_weight, K - 1)
         d = self.n_features_in_
         self.coef_ = self.A_[:, :d]
         self.intercept_ = self.A_[:, d] if self.fit_intercept else np.zeros(K - 1)
@@ -499,12 +473,12 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
     def predict_proba(self, X):
         """The worst-case conditional ``∇F(A x)`` over ``classes_`` (seed 001 Eq. 22)."""
         F = self._potentials(X)
-        return self.game_.adversary(F)
+        return self._game.adversary(F)
 
     def predict(self, X):
         """MAP on ``∇F`` (ties to the larger potential); with ``randomized``, Eq. 38 draws."""
         F = self._potentials(X)
-        Q = self.game_.adversary(F)
+        Q = self._game.adversary(F)
         if not self.randomized:
             return self.classes_[map_label(Q, F)]
         weights = Q**2 / np.sum(Q**2, axis=1, keepdims=True)
@@ -577,14 +551,7 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
     def _full_potentials(self, Z):
         return Z
 
-    def _cvxpy_value(self, Z):
-        import cvxpy as cp
-
-        z = Z[:, 0]
-        if self.rho is None:
-            return cp.square(z) / 4, []
-        return self.rho**2 + cp.huber(z / 2, self.rho), []
-
+    #: Why the program may be unbounded below (``_check_bounded``).
     _unbounded_hint = "rho is small next to the targets; increase rho or the radius."
 
     def _match_mean(self, M, Theta, w):
@@ -621,8 +588,8 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
         self._check_params()
         X, y = validate_numeric(self, X, y, y_numeric=True)
         sample_weight = check_weights(sample_weight, X)
-        self.game_ = Game(losses.quadratic(self.rho))
-        self._fit(X, y[:, None].astype(float), sample_weight, 1)
+        self._declare(losses.quadratic(self.rho), sample_weight.sum())
+        self._fit(X, y, y[:, None].astype(float), sample_weight, 1)
         d = self.n_features_in_
         self.coef_ = self.A_[0, :d] / 2
         self.intercept_ = self.A_[0, d] / 2 if self.fit_intercept else 0.0
@@ -632,7 +599,7 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
         """``F'(a^T x)``: the worst-case conditional mean (Eq. 33)."""
         check_is_fitted(self)
         X = validate_numeric(self, X, reset=False)
-        return self.game_.adversary(self._design(X) @ self.A_.T)[:, 0]
+        return self._game.adversary(self._design(X) @ self.A_.T)[:, 0]
 
 
 # ---------------------------------------------------------------- robust feature selection
