@@ -46,7 +46,15 @@ from .permutation import (
     permutation_matrices,
 )
 
-__all__ = ["Game", "EntropyGame", "GameLPs", "METHODS", "ENTROPY_METHODS", "AUTO_VERTEX_BASES"]
+__all__ = [
+    "Game",
+    "EntropyGame",
+    "GameLPs",
+    "ExtremePoints",
+    "METHODS",
+    "ENTROPY_METHODS",
+    "AUTO_VERTEX_BASES",
+]
 
 METHODS = ("auto", "closed_form", "birkhoff", "vertices", "lp")
 #: A row of potentials counts as linear in the permutation matrices when its least-squares
@@ -88,6 +96,16 @@ class GameLPs(NamedTuple):
     adversary: object
     #: ``min u  s.t.  L^T p + f <= u 1, sum(p) = 1, p >= 0`` (seed 000 Eq. 10); ``'p'``, ``'u'``.
     predictor: object
+
+
+class ExtremePoints(NamedTuple):
+    """The extreme points ``(Q, v)`` of ``{(q, v) : L q >= v 1, q in the simplex}``
+    (:meth:`Game.extreme_points`)."""
+
+    #: ``(m, k)``: one distribution over the labels per extreme point.
+    Q: np.ndarray
+    #: ``(m,)``: ``v[t] = min_a (L @ Q[t])_a``, the loss ``Q[t]`` guarantees against every action.
+    v: np.ndarray
 
 
 class Game:
@@ -305,15 +323,32 @@ class Game:
         return H[0] if single else H
 
     def extreme_points(self):
-        r"""The vertex table ``(Q, v)``: the extreme points of ``{(q, v): Lq >= v1, q in Δ}``.
+        r"""The extreme points of :math:`\{(q, v) : Lq \ge v\mathbf 1, q \in \Delta_k\}`, the
+        hypograph of :math:`H_L`, as an :class:`ExtremePoints` named tuple ``(Q, v)``.
 
-        For a recognised structure this is the set ``D`` of the seed's proof (Theorems 5, 6, 7,
-        12: ``2^k - 1`` points for zero-one, ``k(k+1)/2`` for ordinal, ...); otherwise it is
-        enumerated from the matrix (:func:`advgame.vertices.enumerate_extreme_points`), which
-        refuses with ``SizeLimitError`` when the matrix is too large.
+        Each row ``t`` is one extreme point: ``Q[t]`` a distribution over the ``k`` labels and
+
+        .. math::  v_t = H_L(Q_t) = \min_a (L Q_t)_a,
+
+        the loss the adversary's distribution ``Q[t]`` guarantees against the best action (the
+        predictor's best response).  The game value of potentials ``f`` is the maximum over the
+        table, :math:`\mathrm{value}(f) = \max_t\ f^\top Q_t + v_t`: the linear function
+        :math:`f^\top q + v` is maximised over the polytope at one of its vertices.
+
+        For a recognised structure this is the closed-form vertex set (``2^k - 1`` points for
+        zero-one, ``k(k+1)/2`` for ordinal, ...); otherwise it is enumerated from the matrix
+        (:func:`advgame.vertices.enumerate_extreme_points`), which refuses with
+        ``SizeLimitError`` when the matrix is too large.
+
+        Returns
+        -------
+        ExtremePoints
+            ``Q`` : ndarray of shape (m, k), rows in the simplex; ``v`` : ndarray of shape (m,),
+            ``v[t] = min_a (L @ Q[t])_a``.  Copies: modifying them leaves the cached table
+            intact.  Unpacks as ``Q, v = game.extreme_points()``.
         """
         table = self.vertex_table()
-        return table.Q.copy(), table.v.copy()
+        return ExtremePoints(table.Q.copy(), table.v.copy())
 
     def vertex_table(self):
         """The cached :class:`advgame.vertices.VertexTable` (built on first use)."""

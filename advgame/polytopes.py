@@ -42,7 +42,7 @@ from scipy.optimize import linear_sum_assignment, minimize_scalar
 from scipy.special import logsumexp, softmax, xlogy
 
 from ._validation import as_float_array, check_finite, check_real
-from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError
+from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError, SolverError
 
 __all__ = [
     "Polytope",
@@ -133,29 +133,55 @@ def _first_argmax_onehot(T):
     return out
 
 
-def _simplex_euclidean(T):
-    """Euclidean projection of every row (last axis) of ``T`` onto the simplex."""
-    return np.maximum(T - _simplex_threshold(T), 0.0)
+def _shift_by_max(T):
+    """``(top, D)``: the row maxima (last axis, kept) and ``D = T - top <= 0``.
 
-
-def _simplex_threshold(T):
-    r"""Sort-based projection onto the simplex (Held et al. 1974; Duchi et al. 2008), rows of ``T``.
-
-    With :math:`u` sorted decreasingly, :math:`\rho = \max\{j : u_j - (\sum_{i \le j} u_i - 1)/j
-    > 0\}` and :math:`\tau = (\sum_{i \le \rho} u_i - 1)/\rho`, the projection is
-    :math:`\max(\theta - \tau, 0)` (sparsemax, seed 004 §4).
+    ``D`` is computed once per entry, so close entries keep their exact difference even at
+    ``|theta| ~ 1e300``; a difference that overflows is ``-inf`` (an entry that far below the
+    maximum is never in the support of a simplex projection).
     """
-    k = T.shape[-1]
-    u = -np.sort(-T, axis=-1)
+    top = T.max(axis=-1, keepdims=True)
+    with np.errstate(over="ignore"):
+        return top, T - top
+
+
+def _simplex_threshold_shifted(D):
+    r"""Threshold :math:`\tau \in [-1, 0)` of the simplex projection of rows ``D`` with maximum 0.
+
+    Sort-based (Held, Wolfe & Crowder 1974; Duchi, Shalev-Shwartz, Singer & Chandra 2008): with
+    :math:`u` sorted decreasingly, :math:`\rho = \max\{j : u_j - (\sum_{i \le j} u_i - 1)/j > 0\}`
+    and :math:`\tau = (\sum_{i \le \rho} u_i - 1)/\rho`.  Since :math:`\tau \ge \max_i u_i - 1
+    = -1`, entries below ``-1`` are never in the support, and clipping them to ``-1`` leaves
+    :math:`\tau` unchanged; the clipped rows are bounded, so the cumulative sums neither overflow
+    nor lose the unit-scale terms to a huge one.
+    """
+    k = D.shape[-1]
+    u = -np.sort(-np.maximum(D, -1.0), axis=-1)
     css = np.cumsum(u, axis=-1) - 1.0
     ind = np.arange(1, k + 1)
     cond = u - css / ind > 0
     rho = k - 1 - np.argmax(cond[..., ::-1], axis=-1)  # last True; cond[..., 0] is always True
-    tau = np.take_along_axis(css, rho[..., None], axis=-1) / (rho[..., None] + 1)
-    return tau
+    return np.take_along_axis(css, rho[..., None], axis=-1) / (rho[..., None] + 1)
 
 
-def _pav_decreasing(stats, combine, value):
+def _simplex_euclidean(T):
+    """Euclidean projection of every row (last axis) of ``T`` onto the simplex (sparsemax).
+
+    Computed relative to the row maximum (``_shift_by_max``), so it is exact to a few ulps of 1 at
+    every finite scale: ``[1e17, 1, 0.5]`` projects to ``[1, 0, 0]``.
+    """
+    _, D = _shift_by_max(T)
+    return np.maximum(D - _simplex_threshold_shifted(D), 0.0)
+
+
+def _simplex_threshold(T):
+    r"""Threshold :math:`\tau` with :math:`\sum_i \max(\theta_i - \tau, 0) = 1`, rows of ``T``
+    (the row maximum plus ``_simplex_threshold_shifted`` of the shifted row)."""
+    top, D = _shift_by_max(T)
+    return top + _simplex_threshold_shifted(D)
+
+
+def _pav_decreasing(stats, combine, value, barrier=None):
     r"""Pool-adjacent-violators: non-increasing isotonic optimisation of every row, vectorised.
 
     Minimises a separable objective :math:`\sum_i f_i(x_i)` subject to :math:`x_1 \ge \dots \ge
@@ -178,6 +204,10 @@ def _pav_decreasing(stats, combine, value):
     combine : tuple of binary ufuncs, one per statistic (e.g. ``np.add``, ``np.logaddexp``)
     value : callable
         ``value(*stats) -> values``, elementwise on arrays of equal shape.
+    barrier : None or bool ndarray ``(n, k)``
+        Where True, a block starting at that coordinate never pools with the block before it:
+        the row is solved as independent problems split at the barriers (whose values need not
+        be comparable across a barrier).
 
     Returns
     -------
@@ -191,6 +221,7 @@ def _pav_decreasing(stats, combine, value):
     vals = np.empty(n * k)
     start = np.empty(n * k, dtype=np.intp)
     height = np.zeros(n, dtype=np.intp)
+    fence = None if barrier is None else np.ascontiguousarray(barrier, dtype=bool).ravel()
     for i in range(k):
         top = base + height  # push coordinate i on every row's stack
         for b, s in zip(block, stats):
@@ -202,6 +233,8 @@ def _pav_decreasing(stats, combine, value):
         while live.size:
             top = base[live] + height[live] - 1
             bad = vals[top] > vals[top - 1]  # the non-increasing order is violated: pool
+            if fence is not None:
+                bad &= ~fence[base[live] + start[top]]
             live, top = live[bad], top[bad]
             if not live.size:
                 break
@@ -219,17 +252,27 @@ def _pav_decreasing(stats, combine, value):
     return np.take_along_axis(vals.reshape(n, k), index, axis=1)
 
 
-def _isotonic_decreasing_mean(Y):
+def _isotonic_decreasing_mean(Y, barrier=None):
     r"""Euclidean isotonic regression :math:`\operatorname{argmin}_{x_1 \ge \dots \ge x_k}
-    \|x - y\|^2` of every row of ``Y`` by PAV (block value: the mean)."""
-    return _pav_decreasing((Y, np.ones_like(Y)), (np.add, np.add), np.divide)
+    \|x - y\|^2` of every row of ``Y`` by PAV (block value: the mean).
+
+    Rows with entries above ``2^900`` are scaled by a power of two (exact) so that block sums
+    cannot overflow; the entries that scaling pushes into subnormals are below ``2^-170`` times
+    the row's largest and only move block means by that relative amount.
+    """
+    big = np.abs(Y).max(axis=1) > 2.0**900
+    if not np.any(big):
+        return _pav_decreasing((Y, np.ones_like(Y)), (np.add, np.add), np.divide, barrier)
+    shift = np.where(big, -np.frexp(np.abs(Y).max(axis=1))[1], 0)[:, None]
+    X = _pav_decreasing((np.ldexp(Y, shift), np.ones_like(Y)), (np.add, np.add), np.divide, barrier)
+    return np.ldexp(X, -shift)
 
 
 def _kl_block_value(lse_s, sum_w):
     return lse_s - np.log(sum_w)
 
 
-def _isotonic_decreasing_kl(S, W):
+def _isotonic_decreasing_kl(S, W, barrier=None):
     r"""KL isotonic optimisation :math:`\operatorname{argmin}_{v_1 \ge \dots \ge v_k}
     \sum_i e^{s_i - v_i} + w_i v_i` (``w > 0``; Blondel et al. 2020, Lim & Wright 2016) by PAV.
 
@@ -237,7 +280,28 @@ def _isotonic_decreasing_kl(S, W):
     ``logaddexp`` of ``s`` (exact, no overflow or cancellation) and its sum of ``w`` (positive
     terms: no cancellation either).
     """
-    return _pav_decreasing((S, W), (np.logaddexp, np.add), _kl_block_value)
+    return _pav_decreasing((S, W), (np.logaddexp, np.add), _kl_block_value, barrier)
+
+
+def _clusters(s, gap):
+    r"""Split rows of ``s`` (sorted decreasingly) where consecutive entries differ by more than
+    ``gap``: returns ``(barrier, rel)``, ``barrier[:, i]`` True where a cluster starts and
+    ``rel = s - (the first entry of its cluster)``.
+
+    For the permutahedron projections the isotonic problem of ``s - w`` (or of ``s`` with the
+    KL block values) separates at such a gap: every value before it is at least every value after
+    it, so the solutions of the two parts are already monotone across (Best & Chakravarti 1990).
+    Inside a cluster the entries are within ``k * gap`` of each other, so ``rel`` is exact to a
+    few ulps of that span even when ``|theta|`` is ``1e17`` or more (where ``theta - w`` would
+    round away ``w``).
+    """
+    n, k = s.shape
+    with np.errstate(over="ignore", invalid="ignore"):
+        barrier = np.ones((n, k), dtype=bool)
+        barrier[:, 1:] = ~(s[:, :-1] - s[:, 1:] <= gap)
+    first = np.maximum.accumulate(np.where(barrier, np.arange(k)[None, :], 0), axis=1)
+    rel = s - np.take_along_axis(s, first, axis=1)
+    return barrier, rel
 
 
 def _capped_sum_tau_euclidean(u, m):
@@ -252,7 +316,8 @@ def _capped_sum_tau_euclidean(u, m):
     largest coordinates are at 1 and the next ``a - b`` are free, so :math:`\tau = (\sum_{\rm free}
     u - (m - b)) / (a - b)`, summed relative to the largest free coordinate so that large common
     offsets (``1e8``) do not cancel.  Exact while ``u - 1`` is (``|theta| < 2^53``); beyond, the
-    two breakpoints of a coordinate round to one float and the answer may miss ``m``.
+    two breakpoints of a coordinate round to one float: ``_capped_sum_projection`` therefore
+    calls it on ``theta`` shifted and clipped to ``[-1, 1]``.
     """
     k = u.shape[1]
     breakpoints = np.concatenate([u, u - 1.0], axis=1)
@@ -277,37 +342,52 @@ def _capped_sum_tau_euclidean(u, m):
     return np.clip(tau, lo, hi)
 
 
-def _capped_sum_tau_kl(u, m):
-    r"""Multiplier :math:`\tau` with :math:`\sum_i \min(1, e^{u_i - 1 - \tau}) = m`, per row of
-    ``u`` (sorted decreasingly), ``0 < m < k``.
+def _capped_sum_kl_sorted(u, m):
+    r"""KL projection onto :math:`\{\mu \in [0,1]^k : \langle \mu, 1 \rangle = m\}` of rows ``u``
+    sorted decreasingly, ``0 < m < k``; returned in the same (sorted) order.
 
-    If the ``j`` largest coordinates are at 1, :math:`\tau_j = \mathrm{LSE}(u_{j+1..k}) - 1 -
-    \log(m - j)`; the answer is the smallest ``j < m`` whose next coordinate is not capped,
-    :math:`u_{j+1} - 1 \le \tau_j` (then :math:`u_j - 1 > \tau_j` holds too, so the caps are
-    consistent; ``j = ceil(m) - 1`` always qualifies because ``LSE >= max``).  The tail
-    log-sum-exps are a running ``logaddexp`` from the smallest coordinate: shifting by the row
-    maximum instead would underflow the tail when one coordinate dominates.  The test is written
-    as :math:`(u_{j+1} - \mathrm{LSE}) + \log(m - j) \le 0`, whose difference is computed without
-    loss, so that it stays right where ``u - 1`` rounds to ``u`` (``|theta| > 2^53``).
+    The solution is :math:`\mu = \min(1, e^{u - 1 - \tau})`.  If the ``j`` largest coordinates
+    are at 1, the others are :math:`(m - j)\, e^{u_i - u_{j+1}} / S_j` with :math:`S_j =
+    \sum_{l > j} e^{u_l - u_{j+1}} \ge 1`; the answer is the smallest ``j < m`` whose next
+    coordinate is not capped, :math:`m - j \le S_j` (``j = ceil(m) - 1`` always qualifies).  The
+    sums are carried relative to their own largest term by the recurrence
+    :math:`\log S_j = \mathrm{logaddexp}(0, (u_{j+2} - u_{j+1}) + \log S_{j+1})`, and ``mu`` is
+    formed from the differences ``u_i - u_{j+1}``: no ``tau`` of the size of ``theta`` is ever
+    subtracted, so the result sums to ``m`` to a few ulps at every finite scale (``theta ~ 1e17``
+    included, where ``theta - 1`` rounds to ``theta``).
     """
-    k = u.shape[1]
-    tail = np.logaddexp.accumulate(u[:, ::-1], axis=1)[:, ::-1]  # LSE(u_j, ..., u_k)
-    j = np.arange(k)[None, :]
-    room = m[:, None] - j
-    log_room = np.log(np.where(room > 0, room, 1.0))
-    fits = (room > 0) & ((u - tail) + log_room <= 0.0)
-    first = np.argmax(fits, axis=1)[:, None]
-    return np.take_along_axis(tail - log_room, first, axis=1) - 1.0
+    n, k = u.shape
+    log_s = np.zeros((n, k))  # log S for the tail starting at each position
+    with np.errstate(over="ignore", invalid="ignore"):
+        step = u[:, 1:] - u[:, :-1]  # <= 0; -inf when the difference overflows
+        for i in range(k - 2, -1, -1):
+            log_s[:, i] = np.logaddexp(0.0, step[:, i] + log_s[:, i + 1])
+        j = np.arange(k)[None, :]
+        room = m[:, None] - j
+        fits = (room > 0) & (np.log(np.where(room > 0, room, 1.0)) <= log_s)
+        first = np.argmax(fits, axis=1)[:, None]
+        lead = np.take_along_axis(u, first, axis=1)
+        scale = np.take_along_axis(room, first, axis=1) * np.exp(
+            -np.take_along_axis(log_s, first, axis=1)
+        )
+        free = np.minimum(scale * np.exp(np.minimum(u - lead, 0.0)), 1.0)
+    return np.where(j < first, 1.0, free)
 
 
 def _capped_sum_projection(T, m, geometry):
     r"""Projection onto :math:`\{\mu \in [0,1]^k : \langle \mu, 1 \rangle = m\}` per row (seed 004
     Prop. 3, §C.2), exact and sort-based, ``O(k log k)`` per row.
 
-    Euclidean: :math:`\mu = \mathrm{clip}_{[0,1]}(\theta - \tau)`; KL: :math:`\mu = \min(1,
-    e^{\theta - 1 - \tau})`; :math:`\tau` from the sorted ``theta``
-    (``_capped_sum_tau_euclidean``, ``_capped_sum_tau_kl``).  ``m = 0`` gives 0 and ``m = k`` gives
-    1 (the set is one point).
+    Euclidean: :math:`\mu = \mathrm{clip}_{[0,1]}(\theta - \tau)` with :math:`\tau` from the
+    sorted ``theta`` (``_capped_sum_tau_euclidean``); KL: :math:`\mu = \min(1, e^{\theta - 1 -
+    \tau})` (``_capped_sum_kl_sorted``).  ``m = 0`` gives 0 and ``m = k`` gives 1 (the set is one
+    point).
+
+    Scale: the Euclidean multiplier satisfies :math:`u_c - 1 \le \tau < u_c` with ``u_c`` the
+    ``ceil(m)``-th largest coordinate (with ``tau`` below, ``ceil(m)`` coordinates would be at 1;
+    above, fewer than ``m`` would be positive).  So ``theta`` is shifted by ``u_c`` and clipped to
+    ``[-1, 1]``: coordinates above ``u_c + 1`` are at 1 and those below ``u_c - 1`` at 0 either way,
+    and the bounded shifted problem is solved exactly at every finite scale of ``theta``.
     """
     out = np.zeros_like(T)
     out[m >= T.shape[1]] = 1.0
@@ -315,11 +395,20 @@ def _capped_sum_projection(T, m, geometry):
     if not np.any(rows):
         return out
     T, m = T[rows], m[rows]
-    u = -np.sort(-T, axis=1)
+    k = T.shape[1]
     if geometry == "euclidean":
-        out[rows] = np.clip(T - _capped_sum_tau_euclidean(u, m), 0.0, 1.0)
+        u = -np.sort(-T, axis=1)
+        c = np.clip(np.ceil(m).astype(np.intp) - 1, 0, k - 1)[:, None]
+        with np.errstate(over="ignore"):
+            D = np.clip(T - np.take_along_axis(u, c, axis=1), -1.0, 1.0)
+        v = -np.sort(-D, axis=1)
+        out[rows] = np.clip(D - _capped_sum_tau_euclidean(v, m), 0.0, 1.0)
     else:
-        out[rows] = np.exp(np.minimum(T - 1.0 - _capped_sum_tau_kl(u, m), 0.0))
+        order = np.argsort(-T, axis=1, kind="stable")
+        mu = _capped_sum_kl_sorted(np.take_along_axis(T, order, axis=1), m)
+        sub = np.empty_like(T)
+        np.put_along_axis(sub, order, mu, axis=1)
+        out[rows] = sub
     return out
 
 
@@ -359,6 +448,24 @@ class Polytope:
         Returns
         -------
         mu : ndarray, same shape as ``theta``
+
+        Raises
+        ------
+        ValueError
+            ``theta`` not finite or of the wrong shape; or a result that float64 cannot
+            represent (``Unconstrained`` KL above ``theta ~ 710.8``, Birkhoff scores whose
+            differences overflow).
+        SolverError
+            An iterative (Birkhoff) projection reached ``max_iter`` with a marginal error above
+            :data:`CONTAINS_ATOL` (never returned as if it were in the polytope).
+
+        Notes
+        -----
+        The exact (non-Birkhoff) projections are computed relative to a per-point reference (the
+        row maximum, the ``ceil(m)``-th largest coordinate, cluster heads), so they are right to a
+        few ulps of the polytope's own scale for ``theta`` anywhere from ``5e-324`` to ``1e308``.
+        The Birkhoff projections are doubly stochastic to ``tol`` at every scale (see
+        :class:`Birkhoff`).
         """
         _check_geometry(geometry)
         _check_iterations(max_iter, tol)
@@ -584,7 +691,10 @@ class Permutahedron(Polytope):
 
     The isotonic problems are solved exactly by pool-adjacent-violators, ``O(k)`` pools per point
     after the ``O(k log k)`` sort, vectorised over the batch (one kernel for both block values, see
-    ``_pav_decreasing``).  ``argmax``: the largest ``w`` goes to the largest ``theta`` (stable sort:
+    ``_pav_decreasing``).  Sorted ``theta`` is split where consecutive entries differ by more than
+    ``max(w) - min(w)`` (KL: ``log(max(w) / min(w))``), where the isotonic problem separates, and
+    each part is solved relative to its largest entry (``_clusters``): exact at every finite scale
+    (``theta ~ 1e17``, where ``theta - w`` would round ``w`` away, included).  ``argmax``: the largest ``w`` goes to the largest ``theta`` (stable sort:
     among tied ``theta`` the smaller index gets the larger weight).
     """
 
@@ -612,9 +722,10 @@ class Permutahedron(Polytope):
 
     def _project_euclidean(self, T, max_iter, tol):
         order, s = self._sorted(T)
-        v = _isotonic_decreasing_mean(s - self._w_desc)
+        barrier, rel = _clusters(s, self._w_desc[0] - self._w_desc[-1])
+        v = _isotonic_decreasing_mean(rel - self._w_desc, barrier)
         out = np.empty_like(T)
-        np.put_along_axis(out, order, s - v, axis=1)
+        np.put_along_axis(out, order, rel - v, axis=1)
         return out
 
     def _project_kl(self, T, max_iter, tol):
@@ -624,9 +735,11 @@ class Permutahedron(Polytope):
                 f"(it uses log w); got min(w) = {self.w.min()}."
             )
         order, s = self._sorted(T)
-        v = _isotonic_decreasing_kl(s, np.broadcast_to(self._w_desc, s.shape))
+        log_w = np.log(self._w_desc)
+        barrier, rel = _clusters(s, log_w[0] - log_w[-1])
+        v = _isotonic_decreasing_kl(rel, np.broadcast_to(self._w_desc, s.shape), barrier)
         out = np.empty_like(T)
-        np.put_along_axis(out, order, np.exp(s - v), axis=1)
+        np.put_along_axis(out, order, np.exp(rel - v), axis=1)
         return out
 
     def _argmax(self, T):
@@ -648,6 +761,29 @@ class Permutahedron(Polytope):
 
 
 # ------------------------------------------------------------------------------------ matrices
+#: Matrices whose scores spread (KL: max - min; Euclidean: max|.| after double centring) beyond
+#: this are first reduced by the assignment problem's dual potentials (``_assignment_reduction``).
+_BIRKHOFF_REDUCE_SPREAD = 64.0
+#: KL: reduced scores are clipped below at ``-_BIRKHOFF_KL_CLIP`` (entries there have mass of
+#: order ``exp(-_BIRKHOFF_KL_CLIP / 2)``); widened while a clipped entry keeps more mass than
+#: ``_BIRKHOFF_CLIPPED_MASS``.
+_BIRKHOFF_KL_CLIP = 1000.0
+_BIRKHOFF_CLIPPED_MASS = 1e-30
+#: Euclidean: reduced scores are clipped below at ``-_BIRKHOFF_EUCLIDEAN_CLIP * k``, widened while a
+#: clipped entry is in the support.
+_BIRKHOFF_EUCLIDEAN_CLIP = 8.0
+
+
+def _double_centre(T):
+    """``T - row means - column means + mean`` of each matrix (a copy)."""
+    return (
+        T
+        - T.mean(axis=2, keepdims=True)
+        - T.mean(axis=1, keepdims=True)
+        + T.mean(axis=(1, 2), keepdims=True)
+    )
+
+
 def _birkhoff_affine(X):
     r"""Projection onto the affine set :math:`\{P : P1 = 1, P^\top 1 = 1\}`:
     :math:`X + r 1^\top/k + 1 c^\top/k - (\sum r)/k^2\, 11^\top` with ``r``, ``c`` the row/column
@@ -775,14 +911,62 @@ def _birkhoff_project(T, geometry, max_iter, tol, start=None):
             break
     else:
         name = "KL" if geometry == "kl" else "Euclidean"
-        warnings.warn(
+        worst = float(err.max())
+        head = (
             f"the {name} projection onto the Birkhoff polytope did not reach tol={tol:g} in "
             f"max_iter={max_iter} iterations for {active.size} of {n} points; max marginal error "
-            f"{err.max():.3e}.",
+            f"{worst:.3e}"
+        )
+        if not worst <= CONTAINS_ATOL:
+            raise SolverError(
+                f"{head}, so the result is not doubly stochastic (above CONTAINS_ATOL="
+                f"{CONTAINS_ATOL:g}) and is not returned. Increase max_iter (or tol)."
+            )
+        warnings.warn(
+            f"{head} (within CONTAINS_ATOL={CONTAINS_ATOL:g}: the result is doubly stochastic "
+            "to that tolerance).",
             ConvergenceWarning,
             stacklevel=4,
         )
     return _birkhoff_primal(T + f[:, :, None] + g[:, None, :], geometry), (f, g)
+
+
+def _assignment_reduction(T, name="theta"):
+    r"""Reduced scores ``C = theta - a 1^T - 1 b^T <= 0`` (up to rounding), zero on a maximum
+    assignment ``sigma``, for each matrix of ``T``.
+
+    Adding ``a 1^T + 1 b^T`` to ``theta`` leaves both Birkhoff projections unchanged (the term is
+    constant on the polytope), and ``(a, b)`` are dual potentials of the assignment problem
+    :math:`\max_\sigma \sum_i \theta_{i\sigma(i)}`: ``sigma`` from
+    ``scipy.optimize.linear_sum_assignment``, then each row is shifted by its assigned entry
+    (exact zeros on ``sigma``) and the column potentials are the longest paths of Bellman-Ford on
+    the reduced costs (at most ``k`` rounds; the assignment being optimal, there is no positive
+    cycle).  Entries of ``C`` that are far below 0 cannot be in the support of the projection,
+    which lets the caller clip them: the iterations then work on bounded numbers whatever the
+    scale of ``theta``.  Each entry of ``C`` costs two roundings of the size of ``theta``'s
+    entries, the backward error of any float method at that scale.
+    """
+    n, k, _ = T.shape
+    sigma = np.empty((n, k), dtype=np.intp)
+    for i, t in enumerate(T):  # scipy has no batched assignment solver
+        sigma[i] = linear_sum_assignment(t, maximize=True)[1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        R = T - np.take_along_axis(T, sigma[:, :, None], axis=2)
+        w = np.zeros((n, k))
+        for _ in range(k):
+            reach = (R + np.take_along_axis(w, sigma, axis=1)[:, :, None]).max(axis=1)
+            new = np.maximum(w, reach)
+            if np.array_equal(new, w):
+                break
+            w = new
+        C = (R + np.take_along_axis(w, sigma, axis=1)[:, :, None]) - w[:, None, :]
+    if np.any(np.isnan(C) | (C == np.inf)):
+        raise ValueError(
+            f"{name}'s entries are too far apart for float64: differences between them overflow "
+            f"(max|{name}| = {np.abs(T).max():.3e}); the Birkhoff projection needs "
+            f"max({name}) - min({name}) below {np.finfo(float).max:.3e}. Rescale {name}."
+        )
+    return np.minimum(C, 0.0)
 
 
 class Birkhoff(Polytope):
@@ -805,9 +989,21 @@ class Birkhoff(Polytope):
     ``64 k eps``, times ``max|theta|`` after double centring for Euclidean: the rounding level).
     ``theta`` is first shifted (KL) or double-centred (Euclidean); both leave the projection
     unchanged since :math:`\langle a1^\top + 1b^\top, P\rangle` is constant on the polytope.
-    Both warn with :class:`ConvergenceWarning` (stating the achieved marginal error) if ``max_iter``
-    is reached.  Sinkhorn converges slowly when ``theta``'s entries differ by hundreds or more
-    (the KL projection is then nearly a permutation); increase ``max_iter`` or rescale.
+
+    Scale: a matrix whose scores spread by more than 64 (KL: ``max - min``; Euclidean: ``max|.|``
+    after double centring) is first reduced by the dual potentials of its assignment problem
+    (another ``a1^T + 1b^T``): the reduced scores are ``<= 0`` with zeros on a maximum assignment,
+    and are clipped below (KL at ``-1000``, Euclidean at ``-8k``; widened until no clipped entry
+    matters: KL mass at most ``1e-30``, Euclidean outside the support).  The iterations then work
+    on bounded numbers, so scores of ``1e300`` give a doubly stochastic result (the maximum
+    assignment's permutation matrix when it wins by a margin); each reduced score carries the
+    rounding of ``theta``'s own entries, the backward error of any float method at that scale.
+    Scores whose differences overflow float64 (``~1.8e308``) raise ``ValueError``.
+
+    If ``max_iter`` is reached with a marginal error above :data:`CONTAINS_ATOL`,
+    :class:`~advgame.exceptions.SolverError` is raised (the result would not be doubly
+    stochastic); between ``tol`` and :data:`CONTAINS_ATOL` the result is returned with a
+    :class:`ConvergenceWarning` stating the marginal error.
     ``argmax``: the assignment problem by ``scipy.optimize.linear_sum_assignment`` (Hungarian /
     Jonker-Volgenant), one call per matrix since scipy has no batched solver.
 
@@ -844,22 +1040,50 @@ class Birkhoff(Polytope):
         max_iter = BIRKHOFF_MAX_ITER if max_iter is None else int(max_iter)
         k = T.shape[-1]
         tol = max(BIRKHOFF_TOL if tol is None else float(tol), _ROUNDING_FLOOR * k)
-        T = T - T.max(axis=(1, 2), keepdims=True)  # a constant shift leaves the maximiser unchanged
-        return self._iterate(T, "kl", max_iter, tol)
+        with np.errstate(over="ignore"):
+            spread = T.max(axis=(1, 2)) - T.min(axis=(1, 2))
+        # a constant shift leaves the maximiser unchanged (an overflow gives -inf: a wide matrix)
+        with np.errstate(over="ignore"):
+            work = T - T.max(axis=(1, 2), keepdims=True)
+        wide = spread > _BIRKHOFF_REDUCE_SPREAD
+        if not np.any(wide):
+            return self._iterate(work, "kl", max_iter, tol)
+        C = _assignment_reduction(T[wide])
+        bound = _BIRKHOFF_KL_CLIP
+        while True:
+            work[wide] = np.maximum(C, -bound)
+            P = self._iterate(work, "kl", max_iter, tol)
+            # entries clipped at -bound stand for smaller scores: harmless while their mass is
+            # negligible (the true projection has them even smaller)
+            clipped = np.where(C < -bound, P[wide], 0.0)
+            if clipped.max() <= _BIRKHOFF_CLIPPED_MASS or bound >= spread[wide].max():
+                return P
+            bound *= 8.0
 
     def _project_euclidean(self, T, max_iter, tol):
         max_iter = BIRKHOFF_MAX_ITER if max_iter is None else int(max_iter)
         k = T.shape[-1]
         # adding a 1^T + 1 b^T to theta leaves the projection unchanged: double-centre it
-        T = (
-            T
-            - T.mean(axis=2, keepdims=True)
-            - T.mean(axis=1, keepdims=True)
-            + T.mean(axis=(1, 2), keepdims=True)
-        )
-        scale = max(1.0, float(np.abs(T).max()))
-        tol = max(BIRKHOFF_TOL if tol is None else float(tol), _ROUNDING_FLOOR * k * scale)
-        return self._iterate(T, "euclidean", max_iter, tol)
+        with np.errstate(over="ignore", invalid="ignore"):
+            work = _double_centre(T)
+            spread = np.abs(work).max(axis=(1, 2))
+        spread[~np.isfinite(spread)] = np.inf  # the sums overflowed: reduce instead
+        wide = spread > _BIRKHOFF_REDUCE_SPREAD
+        C = _assignment_reduction(T[wide]) if np.any(wide) else None
+        bound = float(_BIRKHOFF_EUCLIDEAN_CLIP * k)
+        while True:
+            if C is not None:
+                work[wide] = _double_centre(np.maximum(C, -bound))
+            scale = max(1.0, float(np.abs(work).max()))
+            tol_k = max(BIRKHOFF_TOL if tol is None else float(tol), _ROUNDING_FLOOR * k * scale)
+            P = self._iterate(work, "euclidean", max_iter, tol_k)
+            # an entry clipped at -bound that stays at 0 satisfies the optimality conditions for
+            # its true (smaller) score too, so the projection is exact; else widen the clip
+            if C is None or not np.any(np.where(C < -bound, P[wide], 0.0) > 0):
+                return P
+            if bound >= spread[wide].max():
+                return P
+            bound *= 8.0
 
     def _argmax(self, T):
         out = np.zeros_like(T)
@@ -917,6 +1141,13 @@ class Unconstrained(Polytope):
         return T.copy()
 
     def _project_kl(self, T, max_iter, tol):
+        limit = 1.0 + np.log(np.finfo(float).max)
+        if np.any(T > limit):
+            raise ValueError(
+                f"theta must be at most {limit:.6g} for the KL projection onto Unconstrained: it "
+                f"is exp(theta - 1), which overflows float64 above that; got max(theta) = "
+                f"{T.max():.6g}."
+            )
         return np.exp(T - 1.0)
 
     def _argmax(self, T):
@@ -1068,6 +1299,11 @@ class Marginal(Polytope):
 
 
 # ---------------------------------------------------------------------------------- Frank-Wolfe
+#: ``frank_wolfe_projection`` refuses ``theta`` whose gap rounding ``eps * size * max|theta|``
+#: exceeds ``max(tol, _FW_NOISE_LIMIT)``: its stopping test could then pass at a wrong point.
+_FW_NOISE_LIMIT = 1e-8
+
+
 def _kl_objective(mu, t):
     """``sum mu log mu - <t, mu>`` with ``0 log 0 = 0``."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1105,10 +1341,19 @@ def frank_wolfe_projection(argmax, theta, geometry="euclidean", max_iter=10_000,
     -------
     mu : ndarray, shape of ``theta``
 
+    Raises
+    ------
+    ValueError
+        If ``theta`` is so large that the gap rounds above ``max(tol, 1e-8)``
+        (``eps * theta.size * max|theta|``, e.g. ``|theta| ~ 1e17``): the stopping test would
+        not certify anything (at ``[3, 1e17, 1e17]`` on the simplex it stopped at ``[0, 1, 0]``
+        instead of ``[0, 0.5, 0.5]``).
+
     Warns
     -----
     ConvergenceWarning
-        If ``max_iter`` iterations end with a gap above ``tol`` (the gap reached is stated).
+        If ``max_iter`` iterations end with a gap above ``tol`` (the gap reached is stated); the
+        result is still a convex combination of vertices, so it is in the polytope.
     """
     _check_geometry(geometry)
     if not callable(argmax):
@@ -1122,6 +1367,15 @@ def frank_wolfe_projection(argmax, theta, geometry="euclidean", max_iter=10_000,
     check_finite("theta", theta)
     shape = theta.shape
     t = theta.ravel()
+    noise = np.finfo(float).eps * t.size * float(np.abs(t).max())
+    if noise > max(tol, _FW_NOISE_LIMIT):
+        raise ValueError(
+            f"theta is too large for frank_wolfe_projection: at max|theta| = "
+            f"{np.abs(t).max():.3e} the Frank-Wolfe gap rounds at about eps * size * max|theta| "
+            f"= {noise:.3e}, above max(tol, {_FW_NOISE_LIMIT:g}), so the projection cannot be "
+            "certified (the oracle sees rounded directions). Rescale or shift theta, or use the "
+            "polytope's exact projection (Polytope.project)."
+        )
 
     def lmo(direction):
         return np.asarray(argmax(direction.reshape(shape)), dtype=np.float64).ravel()

@@ -626,8 +626,8 @@ def test_error_rate_curve_counts_unseen_test_labels_as_outliers():
 
 
 GPS_BAD_FIT = [
-    ("X_unlabeled-1-D", {"X_unlabeled": X[:, 0]}, "Expected 2D array"),
-    ("X_unlabeled-empty", {"X_unlabeled": X[:0]}, r"0 sample\(s\)"),
+    ("X_unlabeled-1-D", {"X_unlabeled": X[:, 0]}, r"X_unlabeled must be None or an array"),
+    ("X_unlabeled-empty", {"X_unlabeled": X[:0]}, r"X_unlabeled has 0 rows"),
     (
         "class-with-one-point",
         {"y": np.r_[Y[:-1], 7]},

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import advgame.polytopes as pt
-from advgame.exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError
+from advgame.exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError, SolverError
 
 EUCLIDEAN_ATOL = 1e-6
 FW_ATOL = 1e-6
@@ -367,10 +367,12 @@ def test_polytope_specific_errors():
         pt.Permutahedron(np.zeros((2, 2)))
 
 
-def test_birkhoff_not_converged_warns():
+def test_birkhoff_not_converged_raises():
+    """max_iter reached far from doubly stochastic: an error, never an infeasible point (a
+    warning only when the marginal error is within CONTAINS_ATOL, see test_numeric_edges)."""
     T = thetas("birkhoff", 4, 2, seed=7, scale=5.0)
     for geometry in GEOMS:
-        with pytest.warns(pt.ConvergenceWarning, match="marginal error"):
+        with pytest.raises(SolverError, match="marginal error.*not doubly stochastic"):
             pt.Birkhoff().project(T, geometry, max_iter=1, tol=1e-14)
 
 

@@ -762,6 +762,45 @@ def _select_features(points, n_class, kernel, error_rate, C, penalty, max_iter, 
     return weights, history
 
 
+def _check_unlabeled(X_unlabeled, n_features):
+    """``X_unlabeled`` as a float64 ``(m, n_features)`` array of finite numbers, ``m >= 1``, or None.
+
+    0 rows is refused rather than read as None: an empty array is more likely a filtering mistake
+    than a request to fit on the labelled points.
+    """
+    if X_unlabeled is None:
+        return None
+    expected = (
+        f"an array of shape (n_unlabeled_samples, {n_features}) with n_unlabeled_samples >= 1"
+    )
+    try:
+        array = check_array(
+            X_unlabeled,
+            dtype=np.float64,
+            input_name="X_unlabeled",
+            ensure_2d=False,
+            ensure_min_samples=0,
+            ensure_min_features=0,
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"X_unlabeled must be None or {expected}; {exc}") from None
+    if array.ndim != 2:
+        raise ValueError(
+            f"X_unlabeled must be None or {expected}; got an array with shape {array.shape}."
+        )
+    if array.shape[0] == 0:
+        raise ValueError(
+            f"X_unlabeled has 0 rows (shape {array.shape}); expected None (fit without "
+            f"unlabelled points) or {expected}."
+        )
+    if array.shape[1] != n_features:
+        raise ValueError(
+            f"X_unlabeled has {array.shape[1]} features but X has {n_features}; expected "
+            f"{expected}."
+        )
+    return array
+
+
 def _class_C(C, factor, n_unlabeled):
     """``factor * C``, where ``C`` None is seed 003's ``C := (λ m)^{-1}`` with ``λ = AUTO_LAMBDA``."""
     return factor * (1.0 / (AUTO_LAMBDA * n_unlabeled) if C is None else C)
@@ -1146,9 +1185,18 @@ class GeneralizedPredictionSet(BaseEstimator):
         y : array-like of shape (n_samples,)
             Their labels; every class needs at least 2 points.
         X_unlabeled : array-like of shape (n_unlabeled_samples, n_features), optional
-            Unlabelled (test-distribution) points, seed 003's ``G_te``.  None uses ``X`` itself
+            Unlabelled (test-distribution) points, seed 003's ``G_te``: a 2-D array of finite
+            numbers with at least one row and as many columns as ``X``.  None uses ``X`` itself
             (without the calibration points): the regions are then fitted without any
-            information on new classes.
+            information on new classes.  An array with 0 rows is an error, not a synonym for
+            None (pass None to mean "no unlabelled points").
+
+        Raises
+        ------
+        ValueError
+            If ``X_unlabeled`` is not None and is not 2-D, has 0 rows, has a different number of
+            columns than ``X``, or holds NaN or infinite values (the message names
+            ``X_unlabeled``).
 
         Returns
         -------
@@ -1156,12 +1204,7 @@ class GeneralizedPredictionSet(BaseEstimator):
         """
         self._check_params()
         X, y_index, _ = check_classification_fit(self, X, y, None)
-        if X_unlabeled is not None:
-            X_unlabeled = check_array(X_unlabeled, dtype=np.float64, input_name="X_unlabeled")
-            if X_unlabeled.shape[1] != X.shape[1]:
-                raise ValueError(
-                    f"X_unlabeled has {X_unlabeled.shape[1]} features but X has {X.shape[1]}."
-                )
+        X_unlabeled = _check_unlabeled(X_unlabeled, X.shape[1])
         counts = np.bincount(y_index, minlength=self.classes_.size)
         if np.any(counts < 2):
             small = counts < 2
