@@ -35,17 +35,33 @@ Subcommands
     Seed 003's Tables 1-3 (Examples 1-2, optdigits in place of zipcode): set-valued classifiers
     with split-conformal thresholds (KDE, OCSVM, BSVM, GPS, GPSKFS) beside the published numbers,
     and the time of one class's dual QP and of a GPS fit (:mod:`advgame.benchmarks.prediction_sets`).
+``advgame compare --data FILE.csv --target COLUMN --loss LOSS``
+    Your data by the evaluation protocol of Fathony et al., "Consistent Robust Adversarial
+    Prediction for General Multiclass Classification" (JMLR; arXiv:1812.07526, 2018): the
+    adversarial model against the baselines that paper compares it with, cross-validated
+    regularisation, seeded stratified splits (:func:`advgame.benchmarks.seed000.compare`).
+``advgame --version``
+    Prints ``advgame VERSION``.
 
-Labels and actions are numbered from 0, as in the printed loss matrix.
+Labels and actions are numbered from 0, as in the printed loss matrix.  Every file argument
+(``--matrix``, ``--data``, ``--out``) must be a regular file (or, for ``--out DIR``, a
+directory): devices such as ``/dev/zero``, FIFOs and sockets are refused with :func:`os.stat`
+before anything is opened.  Size arguments are capped (:data:`VERIFY_MAX_K`,
+:data:`VERIFY_MAX_ROWS`, :data:`VERIFY_MAX_ENTRIES`, :data:`MATRIX_MAX_ACTIONS`,
+:data:`COMPARE_MAX_JOBS` and the limits of :func:`~advgame.benchmarks.seed000.compare`) so that
+a run stays under about 1 GiB of memory.
 """
 
 import argparse
+import os
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 
-from . import losses
+from . import __version__, losses
+from ._files import check_regular_file
 from .declaration import PredictionGame
 from .exceptions import SizeLimitError
 from .game import Game
@@ -61,6 +77,18 @@ EXPLAIN_MAX_K = 30
 MAX_LISTED = 40
 #: Rows of random potentials in the agreement check of ``explain`` and ``demo``.
 CHECK_ROWS = 200
+#: Most labels ``verify`` accepts (``--k`` or the columns of ``--matrix``): k = 1,000 takes about
+#: 15 s and 350 MB, k = 2,000 a minute and 600 MB, k = 4,096 (MAX_LABELS) over 5 minutes.
+VERIFY_MAX_K = 1_000
+#: Largest ``verify --n`` (rows of random potentials; each is one LP).
+VERIFY_MAX_ROWS = 100_000
+#: Largest ``--n`` times the number of labels in ``verify`` (potentials and solutions of every
+#: method stay a few tens of MB).
+VERIFY_MAX_ENTRIES = 2_000_000
+#: Most actions (rows) of a ``--matrix`` file.
+MATRIX_MAX_ACTIONS = 2_000
+#: Most parallel jobs of ``compare`` (each worker is a process of about 200 MB).
+COMPARE_MAX_JOBS = 4
 
 LOSSES = {
     "zero-one": losses.zero_one,
@@ -164,22 +192,70 @@ def _section(title, lines):
 
 
 # ----------------------------------------------------------------------------------- the loss
-def _loss_from_args(args, max_k=None):
+def _regular_file(path, option):
+    """Refuse ``path`` unless it is an existing regular file, before it is opened."""
+    try:
+        check_regular_file(path, f"{option} FILE")
+    except OSError as exc:
+        raise ValueError(f"{option}: {exc.strerror or exc}: {path}") from None
+
+
+def _check_out(path, directory=False):
+    """``--out``: refuse, before any work, a path whose result could not be written."""
+    if path is None:
+        return
+    target = Path(path)
+    if directory:
+        if target.exists() and not target.is_dir():
+            raise ValueError(f"--out DIR: {path} exists and is not a directory.")
+        return
+    if target.suffix not in (".json", ".md"):
+        raise ValueError(f"--out must end with .json or .md; got {str(path)!r}.")
+    if os.path.lexists(target):
+        _regular_file(target, "--out")
+    elif not target.parent.is_dir():
+        raise ValueError(f"--out {path}: the directory {str(target.parent)!r} does not exist.")
+
+
+def _loss_from_args(args, max_k=None, command="explain"):
     """Build the LossMatrix named on the command line (a built-in loss or ``--matrix``)."""
     if args.matrix is not None:
         if any(x is not None for x in (args.loss, args.k, args.weight, args.alpha)):
             raise ValueError(
                 "--matrix replaces the loss name, --k, --weight and --alpha; give one or the other."
             )
-        return LossMatrix.from_csv(args.matrix)
+        _regular_file(args.matrix, "--matrix")
+        L = LossMatrix.from_csv(args.matrix)
+        if max_k is not None and L.n_labels > max_k:
+            raise ValueError(
+                f"--matrix {args.matrix}: {L.n_labels:,} labels (columns), over the {max_k:,} that "
+                f"'advgame {command}' accepts"
+                + (
+                    " (it prints every constraint and extreme point); use 'advgame verify'."
+                    if command == "explain"
+                    else " (VERIFY_MAX_K)."
+                )
+            )
+        if L.n_actions > MATRIX_MAX_ACTIONS:
+            raise ValueError(
+                f"--matrix {args.matrix}: {L.n_actions:,} actions (rows), over the limit of "
+                f"{MATRIX_MAX_ACTIONS:,} (MATRIX_MAX_ACTIONS)."
+            )
+        return L
     if args.loss is None:
         raise ValueError(f"give a loss ({', '.join(LOSSES)}) with --k K, or --matrix FILE.csv.")
     if args.k is None:
         raise ValueError(f"the {args.loss} loss needs --k (the number of labels).")
-    if max_k is not None and args.k > max_k:
+    if max_k is not None and args.k > max_k and command == "explain":
         raise ValueError(
             f"explain prints every constraint and extreme point, so it is limited to k <= {max_k}; "
             f"got k={args.k}. Use 'advgame verify' for larger k, or --matrix for a custom matrix."
+        )
+    # beyond MAX_LABELS the loss constructor refuses k itself, before allocating anything
+    if max_k is not None and max_k < args.k <= losses.MAX_LABELS:
+        raise ValueError(
+            f"--k must be at most {max_k:,} for 'advgame {command}' (VERIFY_MAX_K: k = 2,000 "
+            f"already takes a minute and 600 MB); got --k {args.k:,}."
         )
     weight = 1.0 if args.weight is None else args.weight
     if args.loss == "abstain":
@@ -388,7 +464,14 @@ def cmd_explain(args):
 
 def cmd_verify(args):
     """``advgame verify``: every method against the LP; exit code 1 if any disagrees."""
-    report = verify_game(_loss_from_args(args), n=args.n, seed=args.seed)
+    L = _loss_from_args(args, max_k=VERIFY_MAX_K, command="verify")
+    if args.n * L.n_labels > VERIFY_MAX_ENTRIES:
+        raise ValueError(
+            f"--n {args.n:,} rows x {L.n_labels:,} labels = {args.n * L.n_labels:,} potentials, "
+            f"over the limit of {VERIFY_MAX_ENTRIES:,} (VERIFY_MAX_ENTRIES); use --n <= "
+            f"{VERIFY_MAX_ENTRIES // L.n_labels:,} for {L.n_labels:,} labels."
+        )
+    report = verify_game(L, n=args.n, seed=args.seed)
     print(report)
     if report.ok():
         print(f"ok: every method agrees with the LP and its certificates within {VERIFY_RTOL:g}")
@@ -452,6 +535,7 @@ def run_all(names, quick, out_dir):
 
 def cmd_bench(args):
     """``advgame bench NAME`` (:data:`BENCHMARKS`) or ``advgame bench all``."""
+    _check_out(args.out, directory=args.benchmark == "all")
     if args.benchmark == "all":
         return run_all([name for name, _, _ in BENCHMARKS], args.quick, args.out)
     _benchmark(args.benchmark).run(quick=args.quick, out=args.out)
@@ -460,6 +544,7 @@ def cmd_bench(args):
 
 def cmd_reproduce(args):
     """``advgame reproduce SEED`` (:data:`REPRODUCTIONS`) or ``advgame reproduce all``."""
+    _check_out(args.out, directory=args.seed == "all")
     if args.seed == "all":
         return run_all([bench for _, bench, _ in REPRODUCTIONS], args.quick, args.out)
     bench = {seed: bench for seed, bench, _ in REPRODUCTIONS}[args.seed]
@@ -467,19 +552,104 @@ def cmd_reproduce(args):
     return 0
 
 
+def cmd_compare(args):
+    """``advgame compare``: the adversarial model against its baselines on the user's CSV."""
+    from .benchmarks.seed000 import compare
+    from .datasets import load_csv
+
+    _regular_file(args.data, "--data")
+    if args.bins is not None and args.loss != "ordinal":
+        raise ValueError(
+            "--bins (equal-frequency classes of a numeric target) needs --loss ordinal."
+        )
+    X, y = load_csv(args.data, args.target, delimiter=args.delimiter)
+    name = Path(args.data).name
+    print(
+        f"advgame compare: read {name}: {X.shape[0]:,} rows, {X.shape[1]:,} "
+        f"feature{'s' if X.shape[1] > 1 else ''}, target "
+        f"{args.target!r}",
+        file=sys.stderr,
+        flush=True,
+    )
+    _, report = compare(
+        X,
+        y,
+        args.loss,
+        splits=args.splits,
+        test_size=args.test_size,
+        random_state=args.random_state,
+        n_jobs=args.n_jobs,
+        kernel=args.kernel,
+        bins=args.bins,
+        max_rows=args.max_rows,
+        name=name,
+    )
+    print(report)
+    return 0
+
+
 # --------------------------------------------------------------------------------- parsing
+def _integer(text):
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
+
+
 def _positive_int(text):
-    value = int(text)
+    value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer; got {text}")
     return value
 
 
 def _seed(text):
-    value = int(text)
+    value = _integer(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be a non-negative integer; got {text}")
     return value
+
+
+def _bounded(low, high, name):
+    """An argparse type: an integer in ``[low, high]``; ``name`` is the cap's constant."""
+
+    def parse(text):
+        value = _integer(text)
+        if value < low:
+            wanted = "a positive integer" if low == 1 else f"an integer >= {low}"
+            raise argparse.ArgumentTypeError(f"must be {wanted}; got {text}")
+        if value > high:
+            raise argparse.ArgumentTypeError(
+                f"must be at most {high:,} (the cap {name}); got {value:,}"
+            )
+        return value
+
+    return parse
+
+
+def _fraction_in_unit_interval(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(
+            f"must be a fraction strictly between 0 and 1, e.g. 0.3; got {text!r}"
+        )
+    return value
+
+
+def _compare_loss(text):
+    return text.replace("-", "_")
+
+
+def _delimiter(text):
+    text = {"tab": "\t", "\\t": "\t"}.get(text, text)
+    if len(text) != 1:
+        raise argparse.ArgumentTypeError(
+            f"must be one character such as ',' or ';' (or 'tab'); got {text!r}"
+        )
+    return text
 
 
 class _UsageError(Exception):
@@ -517,15 +687,45 @@ def _run_options(command, run, quick="each in its quick mode", all_=False):
     command.set_defaults(run=run)
 
 
+class _Formatter(argparse.HelpFormatter):
+    """Help with each command name and its one-line summary on the same line.
+
+    argparse measures the names of subcommands without their extra indent, so a name as long as
+    ``reproduce`` got its summary pushed to the next line; this counts the indent.
+    """
+
+    def add_argument(self, action):
+        super().add_argument(action)
+        if action.help is not argparse.SUPPRESS:
+            for subaction in self._iter_indented_subactions(action):
+                length = len(self._format_action_invocation(subaction)) + self._current_indent
+                self._action_max_length = max(self._action_max_length, length)
+
+
+def _formatter(prog):
+    return _Formatter(prog, max_help_position=28)
+
+
 def build_parser():
     """The argparse parser of the ``advgame`` command."""
     parser = _Parser(
-        prog="advgame", description="Robust prediction as minimax games: explain, verify, bench."
+        prog="advgame",
+        description="Robust prediction as minimax games: explain, verify, bench, reproduce, "
+        "compare.",
+        formatter_class=_formatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"advgame {__version__}", help="print the version"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     loss = _loss_arguments()
 
-    explain = commands.add_parser("explain", parents=[loss], help="walk through one game")
+    explain = commands.add_parser(
+        "explain",
+        parents=[loss],
+        help="walk through one game: LP, dual, extreme points, closed form",
+        formatter_class=_formatter,
+    )
     explain.add_argument(
         "--potentials",
         metavar="F",
@@ -553,15 +753,28 @@ def build_parser():
     )
     explain.set_defaults(run=cmd_explain)
 
-    verify = commands.add_parser("verify", parents=[loss], help="check every method")
-    verify.add_argument("--n", type=_positive_int, default=200, help="random rows (default 200)")
+    verify = commands.add_parser(
+        "verify",
+        parents=[loss],
+        help="check every method against the LP and its certificates",
+        formatter_class=_formatter,
+    )
+    verify.add_argument(
+        "--n",
+        type=_bounded(1, VERIFY_MAX_ROWS, "VERIFY_MAX_ROWS"),
+        default=200,
+        help=f"random rows (default 200; at most {VERIFY_MAX_ROWS:,}, and --n times the labels "
+        f"at most {VERIFY_MAX_ENTRIES:,}); --k is at most {VERIFY_MAX_K:,}",
+    )
     verify.add_argument("--seed", type=_seed, default=0, help="seed of the random potentials")
     verify.set_defaults(run=cmd_verify)
 
-    demo = commands.add_parser("demo", help="a short tour")
+    demo = commands.add_parser("demo", help="a short tour: four games, then trained classifiers")
     demo.set_defaults(run=cmd_demo)
 
-    bench = commands.add_parser("bench", help="benchmarks")
+    bench = commands.add_parser(
+        "bench", help="benchmarks: speed and accuracy against peers", formatter_class=_formatter
+    )
     benchmarks = bench.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
     for name, summary, quick in BENCHMARKS:
         _run_options(benchmarks.add_parser(name, help=summary), cmd_bench, quick)
@@ -569,7 +782,11 @@ def build_parser():
         benchmarks.add_parser("all", help="every benchmark above, in turn"), cmd_bench, all_=True
     )
 
-    reproduce = commands.add_parser("reproduce", help="the seeds' experiment tables")
+    reproduce = commands.add_parser(
+        "reproduce",
+        help="the papers' experiment tables, published numbers beside ours",
+        formatter_class=_formatter,
+    )
     seeds = reproduce.add_subparsers(dest="seed", required=True, metavar="SEED")
     for seed, bench, summary in REPRODUCTIONS:
         alias = "" if bench == seed else f" (= advgame bench {bench})"
@@ -578,7 +795,111 @@ def build_parser():
     _run_options(
         seeds.add_parser("all", help="every seed above, in turn"), cmd_reproduce, all_=True
     )
+    _compare_parser(commands)
     return parser
+
+
+def _compare_parser(commands):
+    """``advgame compare``: its options, with their caps in the help."""
+    from .benchmarks.seed000 import (
+        COMPARE,
+        COMPARE_LOSSES,
+        MAX_COMPARE_ROWS,
+        MAX_COMPARE_SPLITS,
+        MAX_ORDINAL_CLASSES,
+    )
+    from .datasets import MAX_CSV_BYTES
+
+    compare = commands.add_parser(
+        "compare",
+        help="the adversarial model against its baselines on your CSV file",
+        formatter_class=_formatter,
+        description="Evaluate the adversarial model and its baselines on your data by the "
+        'protocol of Fathony et al., "Consistent Robust Adversarial Prediction for General '
+        'Multiclass Classification" (JMLR; arXiv:1812.07526, 2018): seeded stratified random '
+        "splits, features standardised on each training part, the regularisation tuned once by "
+        "cross-validation on the first split's training part; then a table of mean(sd) over the "
+        "splits (stdout) and progress lines (stderr). zero_one: accuracy of AL01 against the "
+        "Weston-Watkins, Crammer-Singer and Lee-Lin-Wahba SVMs and logistic regression; ordinal: "
+        "mean absolute error of AL-th and AL-mc against threshold SVMs and reductions; abstain: "
+        "the abstention loss (alpha = 1/2) of ALabs against one-vs-all and Crammer-Singer with "
+        "abstention.",
+    )
+    compare.add_argument(
+        "--data",
+        metavar="FILE.csv",
+        required=True,
+        help=f"your data: a header row of column names, then one row per example (numbers only "
+        f"in the feature columns; a regular file of at most {MAX_CSV_BYTES // 1_000_000} MB)",
+    )
+    compare.add_argument(
+        "--target",
+        metavar="COLUMN",
+        required=True,
+        help="the label column: its name, or its position (0 = first, -1 = last)",
+    )
+    compare.add_argument(
+        "--loss",
+        type=_compare_loss,
+        choices=list(COMPARE_LOSSES),
+        default="zero_one",
+        help="the loss the models are scored by (default zero_one)",
+    )
+    compare.add_argument(
+        "--splits",
+        type=_bounded(1, MAX_COMPARE_SPLITS, "MAX_COMPARE_SPLITS"),
+        default=COMPARE.splits,
+        help=f"random splits (default {COMPARE.splits}, at most {MAX_COMPARE_SPLITS}; 6 or more "
+        "mark the best models by a paired Wilcoxon test)",
+    )
+    compare.add_argument(
+        "--test-size",
+        type=_fraction_in_unit_interval,
+        default=0.3,
+        metavar="F",
+        help="fraction of the rows tested in each split (default 0.3)",
+    )
+    compare.add_argument(
+        "--random-state",
+        type=_seed,
+        default=0,
+        metavar="S",
+        help="seed of the splits and folds (default 0)",
+    )
+    compare.add_argument(
+        "--n-jobs",
+        type=_bounded(1, COMPARE_MAX_JOBS, "COMPARE_MAX_JOBS"),
+        default=1,
+        metavar="J",
+        help=f"parallel processes (default 1, at most {COMPARE_MAX_JOBS}: about 200 MB each)",
+    )
+    compare.add_argument(
+        "--kernel",
+        choices=["linear", "rbf"],
+        default="linear",
+        help="linear features, or Gaussian kernel principal components (default linear)",
+    )
+    compare.add_argument(
+        "--bins",
+        type=_bounded(2, MAX_ORDINAL_CLASSES, "MAX_ORDINAL_CLASSES"),
+        metavar="B",
+        help="ordinal loss: cut a numeric target into B equal-frequency classes (edges from each "
+        f"training part; 2 to {MAX_ORDINAL_CLASSES})",
+    )
+    compare.add_argument(
+        "--max-rows",
+        type=_bounded(1, MAX_COMPARE_ROWS, "MAX_COMPARE_ROWS"),
+        metavar="N",
+        help=f"subsample N rows afresh for each split (needed above {MAX_COMPARE_ROWS:,} rows, "
+        f"at most {MAX_COMPARE_ROWS:,})",
+    )
+    compare.add_argument(
+        "--delimiter",
+        type=_delimiter,
+        default=",",
+        help="the cell separator of --data (default ','; e.g. ';' or 'tab')",
+    )
+    compare.set_defaults(run=cmd_compare)
 
 
 def main(argv=None):

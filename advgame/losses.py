@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._files import read_text_file
 from ._validation import as_float_array, check_finite, check_real
 from .exceptions import SizeLimitError
 
@@ -310,29 +311,58 @@ class LossMatrix:
     def from_csv(cls, path):
         """Read a loss matrix from a CSV file (numbers only; no code is ever loaded).
 
-        An optional first row of non-numeric cells (the first may be an empty corner) names the
-        labels; an optional first column of non-numeric cells names the actions.  Files larger
-        than :data:`MAX_CSV_BYTES` are refused before they are read.
+        Cells are separated by commas (or by spaces and tabs in a file without a comma); the
+        file is UTF-8 text, a byte-order mark is dropped.  An optional first row of non-numeric
+        cells (the first may be an empty corner) names the labels; an optional first column of
+        non-numeric cells names the actions.  Only a regular file is read: a directory, device
+        (``/dev/zero``) or FIFO is refused before it is opened, and files larger than
+        :data:`MAX_CSV_BYTES` are refused before they are read.
         """
-        size = os.path.getsize(path)  # OSError (missing file) propagates with its own message
-        if size > MAX_CSV_BYTES:
-            raise SizeLimitError(
-                f"{path}: the CSV file has {size:,} bytes, over the limit of {MAX_CSV_BYTES:,} "
-                "(MAX_CSV_BYTES); a loss matrix is at most a few thousand labels wide."
-            )
+        path = os.fspath(path)
+        text = read_text_file(
+            path,
+            MAX_CSV_BYTES,
+            limit_name="MAX_CSV_BYTES",
+            what="a loss matrix CSV",
+            hint="; a loss matrix is at most a few thousand labels wide.",
+        )
+        lines = text.splitlines()
         try:
-            with open(path, newline="") as handle:
-                rows = [r for r in csv.reader(handle) if any(cell.strip() for cell in r)]
-        except (UnicodeDecodeError, csv.Error) as exc:
+            if any("," in line for line in lines):
+                table = list(csv.reader(lines))
+            else:
+                table = [line.split() for line in lines]
+        except csv.Error as exc:
             raise ValueError(f"{path}: not a readable CSV text file ({exc}).") from None
+        rows = [r for r in table if any(cell.strip() for cell in r)]
         if not rows:
             raise ValueError(f"{path}: the CSV file is empty; expected a matrix of losses.")
+        if not any(_is_number(cell) for r in rows for cell in r):
+            found = [line.strip() for line in lines if line.strip()]
+            if len(found) == 1:
+                what = f"one line, {found[0][:60]!r}, and no number (a header line alone?)"
+            else:
+                what = (
+                    f"{len(found)} lines and no cell that is a number (line 1: {found[0][:60]!r})"
+                )
+            used = [sep for sep in (";", "\t", "|") if any(sep in line for line in found)]
+            hint = (
+                f" The lines contain {used[0]!r}: separate the numbers by commas or spaces."
+                if used
+                else ""
+            )
+            raise ValueError(
+                f"{path}: no losses found: {what}. Expected comma- or whitespace-separated "
+                "numbers, one row per action, e.g. '0,1,1' (optionally under a header line of "
+                f"label names and after a first column of action names).{hint}"
+            )
+        rows = [[cell.strip() for cell in r] for r in rows]
         labels = actions = None
         # a header names labels: none of its cells is a number (the first may be a corner)
         if not any(_is_number(c) for c in rows[0]):
-            labels, rows = [c.strip() for c in rows[0]], rows[1:]
+            labels, rows = rows[0], rows[1:]
         if rows and not _is_number(rows[0][0]):
-            actions = [r[0].strip() for r in rows]
+            actions = [r[0] for r in rows]
             rows = [r[1:] for r in rows]
             if labels is not None and len(labels) == len(rows[0]) + 1:
                 labels = labels[1:]

@@ -61,13 +61,22 @@ Protocol (seed 000 §7) and its deviations
 
 The published numbers are printed beside ours; the paper's averages cover its twelve data sets,
 so the ``paper`` average row here is recomputed over ours.
+
+Your data (``advgame compare``)
+    :func:`compare` runs the same protocol (:func:`evaluate`, which :func:`run` also calls) on a
+    user's ``X, y`` for one loss: the adversarial model of Fathony et al., "Consistent Robust
+    Adversarial Prediction for General Multiclass Classification" (JMLR; arXiv:1812.07526,
+    2018) against the baselines of the matching table above, with stratified splits and folds
+    (every class on both sides) and the settings :data:`COMPARE`; the table has no published
+    row.
 """
 
 import sys
 import time
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
+from functools import partial
 from itertools import product
 
 import numpy as np
@@ -75,7 +84,7 @@ from joblib import Parallel, delayed
 from sklearn.datasets import load_iris
 from sklearn.decomposition import KernelPCA
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import KFold
+from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
 from ..datasets import load, quantile_bins
@@ -100,11 +109,15 @@ from .reductions import (
 
 __all__ = [
     "run",
+    "compare",
+    "compare_plans",
+    "evaluate",
     "tune",
     "Settings",
     "Tuning",
     "FULL",
     "QUICK",
+    "COMPARE",
     "PAPER",
 ]
 
@@ -275,13 +288,27 @@ def _load(name):
     return X, np.unique(y, return_inverse=True)[1]  # classes 0..k-1: -1 is free for abstaining
 
 
-def _splits(n, count, rows, rng):
-    """``count`` (train, test) index pairs: a subsample of ``rows`` rows (None: all), 70/30."""
+def _splits(n, count, rows, rng, test_fraction=TEST_FRACTION, strata=None):
+    """``count`` (train, test) index pairs: a subsample of ``rows`` rows (None: all), split
+    ``1 - test_fraction`` / ``test_fraction`` (70/30).
+
+    With ``strata`` (a label per row), each split is stratified: every stratum of the subsample
+    sends ``round(test_fraction * size)`` of its rows to the test part, and at least one row to
+    each part when it has two or more.
+    """
     pairs = []
     for _ in range(count):
         order = rng.permutation(n)[: n if rows is None else min(n, rows)]
-        cut = int(round(order.size * (1 - TEST_FRACTION)))
-        pairs.append((order[:cut], order[cut:]))
+        if strata is None:
+            cut = int(round(order.size * (1 - test_fraction)))
+            pairs.append((order[:cut], order[cut:]))
+            continue
+        labels = np.asarray(strata)[order]
+        test = np.zeros(order.size, dtype=bool)
+        for stratum in np.unique(labels):
+            where = np.flatnonzero(labels == stratum)  # in random order within the stratum
+            test[where[: _stratum_sizes(where.size, test_fraction)[1]]] = True
+        pairs.append((order[~test], order[test]))
     return pairs
 
 
@@ -290,9 +317,10 @@ def _class_labels(y, train):
     return y
 
 
-def _ordinal_labels(target, train):
-    """:data:`ORDINAL_BINS` equal-frequency classes of the target, edges from ``train``."""
-    _, edges = quantile_bins(target[train], ORDINAL_BINS)
+def _ordinal_labels(target, train, bins=ORDINAL_BINS):
+    """``bins`` (:data:`ORDINAL_BINS`) equal-frequency classes of the target, edges from
+    ``train``."""
+    _, edges = quantile_bins(target[train], bins)
     y = np.digitize(target, edges, right=True)
     return np.unique(y, return_inverse=True)[1]  # tied edges leave empty bins: close the gaps
 
@@ -349,7 +377,10 @@ def _predict(model, X):
 
 def _predict_plain(model, X):
     """A Crammer-Singer abstainer's plain argmax (the classifier of Table 2)."""
-    return model.classes_[np.argmax(model.decision_function(X), axis=1)]
+    scores = model.decision_function(X)
+    if scores.ndim == 1:  # two classes: f_1 - f_0 (argmax picks class 0 on ties)
+        return model.classes_[(scores > 0).astype(np.int64)]
+    return model.classes_[np.argmax(scores, axis=1)]
 
 
 def _multiclass_plans():
@@ -418,17 +449,29 @@ def _neighbours(params, factors):
     return [(lam * f, w) for f, w in product(scales, widths)]
 
 
-def tune(plans, X, y, train, tuning, rank, seed, jobs=1):
+def tune(plans, X, y, train, tuning, rank, seed, jobs=1, progress=None, stratified=False):
     """Seed 000 §7's two-stage k-fold cross-validation on the rows ``train``.
+
+    ``progress``, if given, is called with a line before each stage; ``stratified`` folds keep
+    the class proportions of ``y[train]`` (so that every training fold sees every class with two
+    or more rows).
 
     Returns ``{column: {table: (lambda, width)}}``: per model and table, the values with the
     lowest mean validation loss (ties: the first tried, i.e. the smaller ``lambda``).
     """
-    folds = list(KFold(tuning.folds, shuffle=True, random_state=seed).split(train))
+    if stratified:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # classes with fewer rows than folds
+            splitter = StratifiedKFold(tuning.folds, shuffle=True, random_state=seed)
+            folds = list(splitter.split(train, y[train]))
+    else:
+        folds = list(KFold(tuning.folds, shuffle=True, random_state=seed).split(train))
     losses = {}  # (column, params) -> {table: [fold losses]}
 
-    def evaluate(candidates):
+    def evaluate(candidates, stage):
         todo = [(p, c) for p in plans for c in candidates[p[0]] if (p[0], c) not in losses]
+        if progress is not None:
+            progress(f"tuning stage {stage}: {len(todo)} (model, value) pairs x {len(folds)} folds")
         results = Parallel(n_jobs=jobs)(
             delayed(_trial)(plan, X, y, train[a], train[b], params, rank)
             for plan, params in todo
@@ -448,7 +491,7 @@ def tune(plans, X, y, train, tuning, rank, seed, jobs=1):
         return chosen
 
     stage1 = list(product(tuning.grid, tuning.widths))
-    evaluate({p[0]: stage1 for p in plans})
+    evaluate({p[0]: stage1 for p in plans}, 1)
     chosen = best()
     if tuning.refine:
         evaluate(
@@ -457,7 +500,8 @@ def tune(plans, X, y, train, tuning, rank, seed, jobs=1):
                     c for params in tables.values() for c in _neighbours(params, tuning.refine)
                 ]
                 for column, tables in chosen.items()
-            }
+            },
+            2,
         )
         chosen = best()
     return chosen
@@ -479,26 +523,87 @@ def _split(plans, chosen, X, raw, labeler, train, test, rank, message):
     return out
 
 
-def _experiment(kind, kernel, name, settings, rng, progress):
-    """Records of one data set: tune on the first split, then evaluate every split."""
-    X, raw = _load(name)
-    if kind == "ordinal":
-        plans, labeler, tables = _ordinal_plans(kernel), _ordinal_labels, ("ordinal",)
-    else:
-        plans, labeler, tables = _multiclass_plans(), _class_labels, ("zero-one", "abstain")
+def evaluate(
+    X,
+    target,
+    plans,
+    labeler,
+    tables,
+    kernel,
+    settings,
+    rng,
+    progress,
+    dataset,
+    label=None,
+    rows=None,
+    test_fraction=TEST_FRACTION,
+    strata=None,
+):
+    """The evaluation protocol of Fathony et al. (§7; see :func:`compare`) on one data set: tune
+    on the first split, then evaluate every split.
+
+    The one implementation behind ``advgame reproduce seed000`` (:func:`run`) and ``advgame
+    compare`` (:func:`compare`).  ``settings.splits`` random splits of ``rows`` rows (None: all;
+    stratified by ``strata`` when given) with ``test_fraction`` of them tested; the models of
+    ``plans`` are tuned once by :func:`tune` on the first split's training part (stratified folds
+    when the splits are stratified), then fitted with their chosen values on every split
+    (features standardised on the training part).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    target : ndarray of shape (n,)
+        What ``labeler(target, train)`` turns into the classes ``0..k-1`` of a split.
+    plans : tuple
+        ``(column, model factory, {table: (scorer, predict)})`` per model.
+    tables : tuple of str
+        The tables to report (``'zero-one'``, ``'abstain'``, ``'ordinal'``).
+    kernel : {'linear', 'rbf'}
+    settings : Settings
+    rng : numpy.random.Generator
+        Draws the splits, then the seed of the folds.
+    progress : Progress
+        Prints the progress lines on stderr.
+    dataset : str
+        Name of the data set in the records.
+    label : str, optional
+        Prefix of the progress lines (default ``dataset``).
+    rows : int or None
+        Rows subsampled afresh for each split (None: all).
+    test_fraction : float, default=0.3
+    strata : ndarray of shape (n,) or None
+        A class per row: stratified splits and tuning folds (``compare``); None: plain random
+        splits and folds (``reproduce``, as published).
+
+    Returns
+    -------
+    list of dict
+        One record per table (see :func:`run`).
+    """
+    label = dataset if label is None else label
     tuning = settings.linear if kernel == "linear" else settings.rbf
-    pairs = _splits(len(raw), settings.splits, settings.rows.get(name), rng)
+    pairs = _splits(len(target), settings.splits, rows, rng, test_fraction, strata)
     seed = int(rng.integers(2**31))
-    label = f"{kind} {name} ({kernel})"
     progress(f"{label}: tuning on {pairs[0][0].size} rows")
     train = pairs[0][0]
-    chosen = tune(plans, X, labeler(raw, train), train, tuning, settings.rank, seed, settings.jobs)
+    chosen = tune(
+        plans,
+        X,
+        labeler(target, train),
+        train,
+        tuning,
+        settings.rank,
+        seed,
+        settings.jobs,
+        progress=lambda message: progress(f"{label}: {message}"),
+        stratified=strata is not None,
+    )
     splits = Parallel(n_jobs=settings.jobs)(
         delayed(_split)(
             plans,
             chosen,
             X,
-            raw,
+            target,
             labeler,
             train,
             test,
@@ -511,7 +616,7 @@ def _experiment(kind, kernel, name, settings, rng, progress):
     for table in tables:
         columns = COLUMNS[table, kernel]
         losses = {c: [sp[table, c][0] for sp in splits] for c in columns}
-        record = _record(table, kernel, name, losses, settings.splits)
+        record = _record(table, kernel, dataset, losses, settings.splits)
         record["chosen"] = {c: list(chosen[c][table]) for c in columns}
         if table == "abstain":
             record["abstained"] = {
@@ -519,6 +624,29 @@ def _experiment(kind, kernel, name, settings, rng, progress):
             }
         records.append(record)
     return records
+
+
+def _experiment(kind, kernel, name, settings, rng, progress):
+    """Records of one vendored data set (:func:`evaluate`)."""
+    X, raw = _load(name)
+    if kind == "ordinal":
+        plans, labeler, tables = _ordinal_plans(kernel), _ordinal_labels, ("ordinal",)
+    else:
+        plans, labeler, tables = _multiclass_plans(), _class_labels, ("zero-one", "abstain")
+    return evaluate(
+        X,
+        raw,
+        plans,
+        labeler,
+        tables,
+        kernel,
+        settings,
+        rng,
+        progress,
+        dataset=name,
+        label=f"{kind} {name} ({kernel})",
+        rows=settings.rows.get(name),
+    )
 
 
 def _record(table, kernel, dataset, losses, splits):
@@ -544,6 +672,8 @@ def _record(table, kernel, dataset, losses, splits):
 
 # ---------------------------------------------------------------------------------- report
 def _table(title, records, paper, digits, abstained=False):
+    """The lines of one table: a row of ``mean(sd)`` per record, then (``paper`` not None) the
+    published row under each and the averages of both."""
     columns = list(records[0]["columns"])
     width = 2 * digits + 14 if abstained else 2 * digits + 9
     lines = [title, f"{'data':<12}" + "".join(f"{c:>{width}}" for c in columns)]
@@ -560,6 +690,8 @@ def _table(title, records, paper, digits, abstained=False):
                 cell += f"[{r['abstained'][c]:.0f}%]"
             cells.append(f"{cell:>{width}}")
         lines.append(f"{r['dataset']:<12}" + "".join(cells))
+        if paper is None:
+            continue
         published = paper.get(r["dataset"], ())
         shown = []
         for j, c in enumerate(columns):
@@ -571,6 +703,8 @@ def _table(title, records, paper, digits, abstained=False):
             cell = f"{mean:.{digits}f}({sd:.{digits}f}) " + (f"[{rest[0]}%]" if rest else "")
             shown.append(f"{cell:>{width}}")
         lines.append(f"{'  paper':<12}" + "".join(shown))
+    if paper is None:
+        return lines + _star_counts(records, stars, width)
     average = "".join(f"{np.mean(v):>{width}.{digits + 1}f}" for v in ours_avg.values())
     lines.append(f"{'average':<12}" + average)
     lines.append(
@@ -580,9 +714,14 @@ def _table(title, records, paper, digits, abstained=False):
             for v in paper_avg.values()
         )
     )
-    if records[0]["splits"] >= MIN_SPLITS_FOR_TEST:
-        lines.append(f"{'# *':<12}" + "".join(f"{stars[c]:>{width}}" for c in columns))
-    return lines
+    return lines + _star_counts(records, stars, width)
+
+
+def _star_counts(records, stars, width):
+    """The ``# *`` line (marks per model), when there are enough splits for the marks."""
+    if records[0]["splits"] < MIN_SPLITS_FOR_TEST:
+        return []
+    return [f"{'# *':<12}" + "".join(f"{count:>{width}}" for count in stars.values())]
 
 
 def _describe(tuning):
@@ -670,3 +809,292 @@ def run(quick=False, out=None, print_fn=print):
     if out is not None:
         write_results(out, meta, records, report)
     return records
+
+
+# --------------------------------------------------------------------- advgame compare (your data)
+#: ``advgame compare --loss``: the table of seed 000's protocol that each loss is scored by.
+COMPARE_LOSSES = {"zero_one": "zero-one", "ordinal": "ordinal", "abstain": "abstain"}
+#: Default settings of :func:`compare`: 10 splits (enough for the Wilcoxon marks); linear:
+#: 3-fold CV over 5 values of ``lambda``, then the winner times 1/3 and 3 (the paper's two
+#: stages, with 3 folds instead of 5); Gaussian: as :data:`FULL`.  A 300-row file with 20
+#: features and 5 classes takes about 20-30 s on one core.
+COMPARE = Settings(
+    splits=10,
+    jobs=1,
+    linear=Tuning(folds=3, grid=(1e-5, 1e-4, 1e-3, 1e-2, 1e-1), widths=(None,), refine=(1 / 3, 3)),
+    rbf=FULL.rbf,
+    rank=FULL.rank,
+    multiclass=(),
+    ordinal=(),
+    ordinal_rbf=(),
+    rows={},
+)
+#: Most splits :func:`compare` accepts (each split refits every model).
+MAX_COMPARE_SPLITS = 100
+#: Most rows :func:`compare` fits a model on: larger data need ``max_rows`` (a fresh random
+#: subsample per split, as :data:`FULL_ROWS` does for the larger vendored sets); the exact SVM QPs
+#: and the dense Gaussian kernel (``n x n``) grow fast with the rows.
+MAX_COMPARE_ROWS = 5_000
+#: Most distinct ordinal classes :func:`compare` accepts without ``bins``.
+MAX_ORDINAL_CLASSES = 20
+COMPARE_TITLES = {
+    "zero-one": "Zero-one loss: accuracy % (higher is better)",
+    "ordinal": "Ordinal loss: mean absolute error in classes (lower is better)",
+    "abstain": f"Abstention loss with alpha = {ALPHA:g} [% abstained] (lower is better)",
+}
+_CITATION = (
+    'Fathony et al., "Consistent Robust Adversarial Prediction for General Multiclass '
+    'Classification" (JMLR; arXiv:1812.07526, 2018)'
+)
+
+
+def compare_plans(table, kernel="linear"):
+    """The models of ``table`` (``'zero-one'``, ``'ordinal'``, ``'abstain'``): the adversarial
+    model first, then the baselines seed 000 compares it with (:data:`COLUMNS`)."""
+    if table == "ordinal":
+        return _ordinal_plans(kernel)
+    plans = [
+        (column, make, {table: scorers[table]})
+        for column, make, scorers in _multiclass_plans()
+        if table in scorers
+    ]
+    order = COLUMNS[table, kernel]
+    return tuple(sorted(plans, key=lambda plan: order.index(plan[0])))
+
+
+def _stratum_sizes(size, test_fraction):
+    """``(train, test)`` rows of a stratum of ``size`` rows in :func:`_splits`."""
+    test = int(round(size * test_fraction))
+    if size >= 2:
+        test = min(max(test, 1), size - 1)
+    return size - test, test
+
+
+def _check_classes(names, counts, what, test_fraction):
+    names = np.asarray(names).tolist()  # Python values: their repr reads as in the file
+    if len(names) < 2:
+        raise ValueError(
+            f"{what} has {len(names)} distinct value ({names[0]!r}); a comparison needs at least 2 "
+            "classes."
+        )
+    # two training rows: every training fold of the tuning then sees the class
+    needed = next(n for n in range(3, 1000) if _stratum_sizes(n, test_fraction)[0] >= 2)
+    few = [(n, c) for n, c in zip(names, counts) if c < needed]
+    if few:
+        shown = ", ".join(f"{n!r} ({c} row{'s' if c > 1 else ''})" for n, c in few[:10])
+        raise ValueError(
+            f"every class needs at least {needed} rows (two to train on, one to test on, with "
+            f"test_size {test_fraction:g}); {what} has {len(few)} class(es) with fewer: {shown}. "
+            "Merge or drop them."
+        )
+
+
+def _compare_target(y, table, bins, test_fraction):
+    """``(target, labeler, strata, description)`` of :func:`compare`'s labels."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be one label per row (1-D); got shape {y.shape}.")
+    if bins is not None:
+        if table != "ordinal":
+            raise ValueError(
+                "bins (equal-frequency classes of a numeric target) needs the ordinal loss."
+            )
+        if (
+            isinstance(bins, bool)
+            or not isinstance(bins, (int, np.integer))
+            or not 2 <= bins <= MAX_ORDINAL_CLASSES
+        ):
+            raise ValueError(
+                f"bins must be an integer in [2, {MAX_ORDINAL_CLASSES}]; got {bins!r}."
+            )
+        if y.dtype.kind not in "biuf":
+            raise ValueError("bins needs a numeric target; the target column holds text.")
+        target = y.astype(np.float64)
+        strata = quantile_bins(target, bins)[0]
+        _check_classes(
+            *np.unique(strata, return_counts=True), f"the target in {bins} bins", test_fraction
+        )
+        labeler = partial(_ordinal_labels, bins=bins)
+        return target, labeler, strata, f"{bins} equal-frequency bins of the target"
+    names, classes, counts = np.unique(y, return_inverse=True, return_counts=True)
+    if table == "ordinal":
+        if y.dtype.kind not in "biuf":
+            raise ValueError(
+                "the ordinal loss needs ordered classes: a numeric target (e.g. 1-5 ratings); the "
+                f"target column holds text such as {str(names[0])!r}. Map its values to numbers "
+                "in their order."
+            )
+        if len(names) > MAX_ORDINAL_CLASSES:
+            raise ValueError(
+                f"the target has {len(names)} distinct values, over {MAX_ORDINAL_CLASSES} ordinal "
+                "classes; for a continuous target give bins (--bins 5: equal-frequency classes, "
+                "as seed 000's protocol)."
+            )
+    _check_classes(names, counts, "the target", test_fraction)
+    shown = ", ".join(str(n) for n in names[:10]) + (", ..." if len(names) > 10 else "")
+    return classes, _class_labels, classes, f"{len(names)} classes ({shown})"
+
+
+def compare(
+    X,
+    y,
+    loss="zero_one",
+    *,
+    splits=COMPARE.splits,
+    test_size=TEST_FRACTION,
+    random_state=SEED,
+    n_jobs=1,
+    kernel="linear",
+    bins=None,
+    max_rows=None,
+    settings=None,
+    name="data",
+    progress=None,
+):
+    """The adversarial model against its baselines on your data, by seed 000's protocol.
+
+    Runs the evaluation protocol of Fathony et al., "Consistent Robust Adversarial Prediction
+    for General Multiclass Classification" (JMLR; arXiv:1812.07526, 2018), §7 -- the same
+    function as ``advgame reproduce seed000`` (:func:`evaluate`): ``splits`` seeded, stratified
+    random splits with ``test_size`` of the rows tested; features standardised on each training
+    part; the regularisation ``lambda`` of every model tuned once by stratified k-fold
+    cross-validation on the first split's training part (:data:`COMPARE`: 3 folds over 5 values, then a refinement);
+    then every model
+    fitted with its chosen value on every split.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Numeric features, all finite.
+    y : array-like of shape (n,)
+        Labels: any values for ``'zero_one'`` and ``'abstain'``; ordered numbers for
+        ``'ordinal'`` (or a continuous target with ``bins``).
+    loss : {'zero_one', 'ordinal', 'abstain'}
+        ``'zero_one'``: accuracy of AL01 against WW, CS, LLW (multiclass SVMs) and logistic
+        regression; ``'ordinal'``: mean absolute error of AL-th / AL-mc against threshold SVMs
+        and the reductions; ``'abstain'``: abstention loss (``alpha = 1/2``) of ALabs against OVA
+        and CS with abstention.
+    splits : int, default=10
+        Random splits, at most :data:`MAX_COMPARE_SPLITS`; with 6 or more the best model and
+        those not significantly worse are marked ``*`` (paired Wilcoxon test).
+    test_size : float in (0, 1), default=0.3
+    random_state : int, default=0
+        Seed of the splits and folds.
+    n_jobs : int, default=1
+        Parallel jobs (joblib) for the tuning and the splits.
+    kernel : {'linear', 'rbf'}
+        ``'rbf'``: Gaussian kernel principal components as features, the width tuned too.
+    bins : int or None
+        Ordinal loss only: turn a numeric target into this many equal-frequency classes, edges
+        from each training part (as seed 000 does for regression data).
+    max_rows : int or None
+        Subsample this many rows afresh for each split (before splitting); needed, at most
+        :data:`MAX_COMPARE_ROWS`, for data with more rows than that.
+    settings : Settings or None
+        The tuning grids (default :data:`COMPARE`); ``splits`` and ``n_jobs`` override its own.
+    name : str
+        Name of the data set in the table.
+    progress : Progress or None
+        Progress lines on stderr (default ``Progress('compare')``).
+
+    Returns
+    -------
+    records : list of dict
+        One record (see :func:`run`).
+    report : str
+        The table, with a header describing the data and the protocol.
+    """
+    if loss not in COMPARE_LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(COMPARE_LOSSES)}; got {loss!r}.")
+    if kernel not in ("linear", "rbf"):
+        raise ValueError(f"kernel must be 'linear' or 'rbf'; got {kernel!r}.")
+    for label, value, high in (("splits", splits, MAX_COMPARE_SPLITS), ("n_jobs", n_jobs, None)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{label} must be a positive integer; got {value!r}.")
+        if high is not None and value > high:
+            raise ValueError(f"{label} must be at most {high}; got {value}.")
+    if not isinstance(test_size, (float, int, np.floating)) or not 0.0 < test_size < 1.0:
+        raise ValueError(f"test_size must be a fraction in (0, 1), e.g. 0.3; got {test_size!r}.")
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] == 0:
+        raise ValueError(f"X must be a 2-D array with at least one feature; got shape {X.shape}.")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X has NaN or infinite values; every feature must be a finite number.")
+    if len(y) != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} labels.")
+    if max_rows is not None:
+        if isinstance(max_rows, bool) or not isinstance(max_rows, (int, np.integer)):
+            raise ValueError(f"max_rows must be a positive integer; got {max_rows!r}.")
+        if not 1 <= max_rows <= MAX_COMPARE_ROWS:
+            raise ValueError(
+                f"max_rows must be between 1 and {MAX_COMPARE_ROWS:,} (MAX_COMPARE_ROWS); got "
+                f"{max_rows:,}."
+            )
+    elif X.shape[0] > MAX_COMPARE_ROWS:
+        raise ValueError(
+            f"the data have {X.shape[0]:,} rows, over the {MAX_COMPARE_ROWS:,} (MAX_COMPARE_ROWS) "
+            "that the exact baselines are fitted on; give max_rows (--max-rows) to subsample that "
+            "many rows afresh for each split."
+        )
+    table = COMPARE_LOSSES[loss]
+    target, labeler, strata, classes = _compare_target(y, table, bins, test_size)
+    settings = replace(settings or COMPARE, splits=int(splits), jobs=int(n_jobs))
+    tuning = settings.linear if kernel == "linear" else settings.rbf
+    rows = X.shape[0] if max_rows is None else min(max_rows, X.shape[0])
+    n_train = int(round(rows * (1 - test_size)))
+    if n_train < 2 * tuning.folds:
+        raise ValueError(
+            f"{rows} rows are too few: the {tuning.folds}-fold tuning needs at least "
+            f"{2 * tuning.folds} training rows (test_size {test_size:g})."
+        )
+    progress = Progress("compare") if progress is None else progress
+    meta = {
+        "date": datetime.now().isoformat(timespec="minutes"),
+        "machine": machine_info(),
+        "settings": asdict(settings),
+    }
+    start = time.perf_counter()
+    records = evaluate(
+        X,
+        target,
+        compare_plans(table, kernel),
+        labeler,
+        (table,),
+        kernel,
+        settings,
+        np.random.default_rng(random_state),
+        progress,
+        dataset=name,
+        label=f"{name} ({loss}, {kernel})",
+        rows=max_rows,
+        test_fraction=float(test_size),
+        strata=strata,
+    )
+    meta["seconds"] = round(time.perf_counter() - start, 1)
+    features = (
+        "standardised features"
+        if kernel == "linear"
+        else f"the top {settings.rank} Gaussian kernel principal components of the standardised "
+        "features"
+    )
+    test_percent = f"{100 * test_size:g}"
+    train_percent = f"{100 - 100 * test_size:g}"
+    lines = [
+        report_header(
+            name, meta, ("numpy", "scipy", "highspy", "cvxpy"), command="advgame compare"
+        ),
+        f"protocol of {_CITATION}, §7:",
+        f"{X.shape[0]} rows, {X.shape[1]} feature{'s' if X.shape[1] > 1 else ''}, {classes}; "
+        f"{settings.splits} seeded stratified "
+        f"{train_percent}/{test_percent} splits (random state {random_state}"
+        + ("" if max_rows is None else f"; {rows} rows subsampled per split")
+        + f"); {features}, fitted on each training part.",
+        f"lambda tuned once per model on the first split's training part: {_describe(tuning)} "
+        "(SVMs, LR: C = 1/(n lambda)).",
+        f"mean(sd) over splits; * = best or not significantly worse (Wilcoxon p >= 0.05, >= "
+        f"{MIN_SPLITS_FOR_TEST} splits); {meta['seconds']:g} s.",
+        "",
+    ]
+    title = COMPARE_TITLES[table] + (", Gaussian kernel" if kernel == "rbf" else "")
+    lines += _table(title, records, None, 1 if table == "zero-one" else 3, table == "abstain")
+    return records, "\n".join(lines)
