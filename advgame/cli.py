@@ -37,7 +37,7 @@ Subcommands
     and the time of one class's dual QP and of a GPS fit (:mod:`advgame.benchmarks.prediction_sets`).
 ``advgame compare --data FILE.csv --target COLUMN --loss LOSS``
     Your data by the evaluation protocol of Fathony et al., "Consistent Robust Adversarial
-    Prediction for General Multiclass Classification" (JMLR; arXiv:1812.07526, 2018): the
+    Prediction for General Multiclass Classification" (arXiv:1812.07526, 2018): the
     adversarial model against the baselines that paper compares it with, cross-validated
     regularisation, seeded stratified splits (:func:`advgame.benchmarks.seed000.compare`).
 ``advgame --version``
@@ -816,7 +816,7 @@ def _compare_parser(commands):
         formatter_class=_formatter,
         description="Evaluate the adversarial model and its baselines on your data by the "
         'protocol of Fathony et al., "Consistent Robust Adversarial Prediction for General '
-        'Multiclass Classification" (JMLR; arXiv:1812.07526, 2018): seeded stratified random '
+        'Multiclass Classification" (arXiv:1812.07526, 2018): seeded stratified random '
         "splits, features standardised on each training part, the regularisation tuned once by "
         "cross-validation on the first split's training part; then a table of mean(sd) over the "
         "splits (stdout) and progress lines (stderr). zero_one: accuracy of AL01 against the "

@@ -65,7 +65,7 @@ so the ``paper`` average row here is recomputed over ours.
 Your data (``advgame compare``)
     :func:`compare` runs the same protocol (:func:`evaluate`, which :func:`run` also calls) on a
     user's ``X, y`` for one loss: the adversarial model of Fathony et al., "Consistent Robust
-    Adversarial Prediction for General Multiclass Classification" (JMLR; arXiv:1812.07526,
+    Adversarial Prediction for General Multiclass Classification" (arXiv:1812.07526,
     2018) against the baselines of the matching table above, with stratified splits and folds
     (every class on both sides) and the settings :data:`COMPARE`; the table has no published
     row.
@@ -844,7 +844,7 @@ COMPARE_TITLES = {
 }
 _CITATION = (
     'Fathony et al., "Consistent Robust Adversarial Prediction for General Multiclass '
-    'Classification" (JMLR; arXiv:1812.07526, 2018)'
+    'Classification" (arXiv:1812.07526, 2018)'
 )
 
 
@@ -954,7 +954,7 @@ def compare(
     """The adversarial model against its baselines on your data, by seed 000's protocol.
 
     Runs the evaluation protocol of Fathony et al., "Consistent Robust Adversarial Prediction
-    for General Multiclass Classification" (JMLR; arXiv:1812.07526, 2018), §7 -- the same
+    for General Multiclass Classification" (arXiv:1812.07526, 2018), §7 -- the same
     function as ``advgame reproduce seed000`` (:func:`evaluate`): ``splits`` seeded, stratified
     random splits with ``test_size`` of the rows tested; features standardised on each training
     part; the regularisation ``lambda`` of every model tuned once by stratified k-fold
