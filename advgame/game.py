@@ -17,7 +17,9 @@ attains ``value = max_j (L^T p* + f)_j``.  Four methods compute them and agree:
 ``vertices``
     a vertex table (Proposition 4): one matrix product, then complementary slackness for ``p*``;
 ``lp``
-    one persistent HiGHS model, only the costs changed between rows;
+    the exact LP oracle (:class:`advgame.oracle.LPOracle`): the game scaled to O(1) numbers and
+    solved for all rows at once by a vectorised simplex whose answers are certified by duality
+    (HiGHS for any row that is not);
 ``birkhoff``
     for the Hamming loss between the ``m!`` permutations of ``m`` items (recognised as
     ``permutation_hamming``): rows of potentials that are linear in the permutation matrices,
@@ -26,7 +28,9 @@ attains ``value = max_j (L^T p* + f)_j``.  Four methods compute them and agree:
     ``Q*``, ``P̂*`` turned into distributions over permutations by Birkhoff-von Neumann; other
     rows go to the LP;
 ``auto``
-    the first that applies: closed form, vertices (small matrices), Birkhoff, else LP.
+    the first that applies: closed form, vertices (small matrices, when the call has rows
+    enough to pay for the table's construction or it is built: :data:`AUTO_TABLE_ROWS_PER_BASIS`;
+    else the LP), Birkhoff, else LP.
 """
 
 import threading
@@ -54,6 +58,8 @@ __all__ = [
     "METHODS",
     "ENTROPY_METHODS",
     "AUTO_VERTEX_BASES",
+    "AUTO_TABLE_ROWS_PER_BASIS",
+    "AUTO_LP_CALL_ROWS",
 ]
 
 METHODS = ("auto", "closed_form", "birkhoff", "vertices", "lp")
@@ -64,6 +70,23 @@ LINEAR_POTENTIALS_RTOL = 1e-9
 ENTROPY_METHODS = ("auto", "closed_form", "cvxpy")
 #: ``auto`` uses a vertex table for a general matrix when enumeration needs at most this many bases.
 AUTO_VERTEX_BASES = 200_000
+#: ``auto`` uses the vertex table of such a matrix for a call of ``n`` rows when the table exists
+#: or ``n >= AUTO_TABLE_ROWS_PER_BASIS * bases - AUTO_LP_CALL_ROWS`` (``bases``:
+#: :func:`vertices.basis_count`), i.e. when building it costs no more than the LP oracle would
+#: for this call; otherwise the LP oracle.  The rule looks at the call alone, so ``predictor``
+#: and ``predict`` of the same rows take the same path (optimal ``p*`` need not be unique).
+#: Measured at one BLAS thread on a shared 2-core machine (``advgame bench oracle`` has the
+#: 10 x 10 case): the build costs 3-10 us per candidate basis (0.6-1.9 s for 10 x 10, 184,755
+#: bases); per row, the bulk LP oracle costs 5-25 us for k = 7-12 and the table's product 0.6-13
+#: us (it grows with the vertex count: 161 for 7 x 7, 1,148-1,909 for 10 x 10).  So the table
+#: pays for itself after ``build / (LP - table)`` = 0.35-1.8 rows per basis for the value and
+#: ``q*`` and 0.45-2.8 for ``p*`` (13 for an 8 x 12 matrix with 1,040 vertices; never in a run
+#: where the 10 x 10 table's product cost as much as the LP); 1 is in the middle.  10 x 10 and
+#: 1,000 rows: the LP, 0.01-0.02 s instead of a ~1 s build.
+AUTO_TABLE_ROWS_PER_BASIS = 1.0
+#: The fixed cost of one call of the LP oracle (~150 us) in rows of the difference above: matrices
+#: with at most this many candidate bases (3 x 3 has 19) always use the table, as before.
+AUTO_LP_CALL_ROWS = 20
 
 _CLOSED_FORMS = {
     "zero_one": (
@@ -178,7 +201,9 @@ class Game:
     @property
     def fast_path(self):
         """What ``method='auto'`` uses: the closed-form kind, ``'birkhoff'``, ``'vertices'``, or
-        None (the LP)."""
+        None (the LP).  ``'vertices'``: the vertex table for calls with enough rows to pay for
+        its construction, and for every call once it is built (:data:`AUTO_TABLE_ROWS_PER_BASIS`);
+        the LP for the others."""
         if self.structure.has_closed_form:
             return self.structure.kind
         if vertices.basis_count(self.n_actions, self.n_labels) <= AUTO_VERTEX_BASES:
@@ -188,11 +213,22 @@ class Game:
         return None
 
     # ------------------------------------------------------------------------------- dispatch
-    def _resolve(self, method):
+    def _table_pays_off(self, rows):
+        """Whether ``auto`` uses the vertex table for a call of ``rows`` rows: it exists, or it
+        is cheaper to build than the LP for this call (:data:`AUTO_TABLE_ROWS_PER_BASIS`)."""
+        with self._table_lock:
+            if self._table is not None:
+                return True
+        bases = vertices.basis_count(self.n_actions, self.n_labels)
+        return rows >= AUTO_TABLE_ROWS_PER_BASIS * bases - AUTO_LP_CALL_ROWS
+
+    def _resolve(self, method, rows=0):
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
         if method == "auto":
             fast = self.fast_path
+            if fast == "vertices" and not self._table_pays_off(rows):
+                return "lp"
             if fast in (None, "vertices", "birkhoff"):
                 return fast or "lp"
             return "closed_form"
@@ -242,7 +278,7 @@ class Game:
         return value, Q, P
 
     def _solve_adversary(self, F, method):
-        method = self._resolve(method)
+        method = self._resolve(method, F.shape[0])
         if method == "birkhoff":
             return self._birkhoff(F)[:2]
         if method == "closed_form":
@@ -255,7 +291,7 @@ class Game:
         return value, Q
 
     def _predictor(self, F, method):
-        method = self._resolve(method)
+        method = self._resolve(method, F.shape[0])
         if method == "birkhoff":
             return self._birkhoff(F)[2]
         if method == "closed_form":

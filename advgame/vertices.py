@@ -135,7 +135,9 @@ class VertexTable:
         self.matrix = np.asarray(matrix, dtype=np.float64)
         self.Q = np.asarray(Q, dtype=np.float64)
         self.v = np.asarray(v, dtype=np.float64)
-        self._scale = max(float(self.matrix.max()), 1.0)
+        # tolerances are relative to the matrix' own scale (a loss matrix of 1e-300s is fine)
+        top = float(self.matrix.max())
+        self._scale = top if top > 0 else 1.0
         self._systems = {}
 
     def __len__(self):

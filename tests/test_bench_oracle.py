@@ -10,7 +10,9 @@ import pytest
 from advgame.benchmarks import oracle
 from advgame.cli import main
 
-TINY = oracle.Settings(rows=50, lp_rows=10, cvxpy_rows=2, repeats=1)
+TINY = oracle.Settings(
+    rows=50, lp_rows=10, cvxpy_rows=2, repeats=1, bulk_max_rows=100, loop_rows=10
+)
 #: Two losses at k = 3 and at k = 30, where the zero-one vertex table is refused.
 TINY_LOSSES = {name: oracle.LOSSES[name] for name in ("zero-one", "abstain(alpha=0.3)")}
 TINY_SIZES = (3, 30)
@@ -22,7 +24,7 @@ def _columns(printed, first):
     return re.split(r"\s{2,}", header.strip())
 
 
-@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")  # cvxpy; its accuracy is checked
+@pytest.mark.filterwarnings("error:Solution may be inaccurate")  # counted, not leaked
 def test_bench_oracle_tiny_writes_json(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(oracle, "QUICK", TINY)
     monkeypatch.setattr(oracle, "LOSSES", TINY_LOSSES)
@@ -48,5 +50,12 @@ def test_bench_oracle_tiny_writes_json(capsys, tmp_path, monkeypatch):
         assert (r["vertices_us"] is None) == refused and (r["vertices_rows"] is None) == refused
         if not refused:
             assert r["vertices_rows"] == 50 and r["vertices_count"] > 0
+    (bulk,) = data["bulk"]  # bulk_max_rows=100: the n = 100 row only
+    assert (bulk["k"], bulk["n"], bulk["loop_rows"]) == (oracle.BULK_K, 100, 10)
+    assert max(bulk["bulk_dev"], bulk["loop_dev"]) <= 1e-9
+    assert bulk["bulk_us"] > 0 and bulk["loop_us"] > 0 and bulk["query_us"] > 0
+    assert bulk["table_us"] == pytest.approx(bulk["query_us"] + 1e3 * bulk["table_build_ms"] / 100)
+    assert bulk["loop_over_bulk"] == pytest.approx(bulk["loop_us"] / bulk["bulk_us"])
+    assert _columns(captured.out, "n rows ") == [name for name, _ in oracle.BULK_COLUMNS]
     markdown = oracle.format_report(records, data, markdown=True)
-    assert markdown.count("\n| ") == 5  # header and 4 rows
+    assert markdown.count("\n| ") == 7  # header and 4 rows; bulk: header and 1 row

@@ -10,14 +10,24 @@ abstain (``alpha = 0.3``) losses and ``k`` in 3, 10, 30, 100 this times four way
     the vertex table: one matrix product (its one-off build is timed separately; skipped when
     the table is refused or has more than :data:`MAX_VERTICES` rows);
 ``lp``
-    one persistent HiGHS model, only the costs changed between rows;
+    the exact LP oracle, ``method='lp'`` (:class:`advgame.oracle.LPOracle`: a simplex vectorised
+    over rows, certified by duality);
 ``cvxpy``
     the naive way: a fresh cvxpy ``Problem`` per row (:meth:`advgame.Game.lp`), default solver.
 
 Every method sees the same random potentials (:func:`advgame.verify.random_potentials`, fixed
 seed); a method timed on fewer rows takes evenly spaced rows, so every kind of potential appears.
 Before timing, each method's value and ``q*`` are checked against the closed form on the rows it is
-timed on: a benchmark must not report the speed of a wrong answer.
+timed on: a benchmark must not report the speed of a wrong answer.  cvxpy's
+``optimal_inaccurate`` answers are counted and reported (they must still meet
+:data:`CVXPY_RTOL`), not left to leak a warning.
+
+A second table times the LP oracle in bulk on a general ``10 x 10`` loss matrix (no closed form;
+:func:`bulk_matrix`) for ``n`` = 100, 1,000 and 10,000 rows (:data:`BULK_SIZES`): the bulk oracle
+(:meth:`~advgame.oracle.LPOracle.solve`), the per-row HiGHS loop it replaced
+(:meth:`~advgame.oracle.LPOracle.solve_each`, warm-started, on at most ``loop_rows`` evenly spaced
+rows) and the vertex table counting its build (``(build + query) / n``), each checked against
+the vertex table first.
 """
 
 import datetime
@@ -25,6 +35,7 @@ import json
 import os
 import platform
 import time
+import warnings
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -34,10 +45,23 @@ import numpy as np
 from .. import __version__, losses
 from ..exceptions import SizeLimitError
 from ..game import Game
+from ..oracle import LPOracle
 from ..verify import VERIFY_RTOL, random_potentials
+from ..vertices import VertexTable, enumerate_extreme_points
 from ._protocol import Progress, median_seconds
 
-__all__ = ["run", "Settings", "FULL", "QUICK", "LOSSES", "SIZES", "MAX_VERTICES"]
+__all__ = [
+    "run",
+    "Settings",
+    "FULL",
+    "QUICK",
+    "LOSSES",
+    "SIZES",
+    "MAX_VERTICES",
+    "BULK_K",
+    "BULK_SIZES",
+    "bulk_matrix",
+]
 
 LOSSES = {
     "zero-one": losses.zero_one,
@@ -53,20 +77,30 @@ SEED = 0
 #: Agreement required of cvxpy: its default solver is an interior-point method (gap ~1e-8).
 CVXPY_RTOL = 1e-6
 EXACT_METHODS = ("closed_form", "vertices", "lp")
+#: Labels (and actions) of the general loss matrix of the bulk-oracle table.
+BULK_K = 10
+#: Rows of the bulk-oracle table (those up to ``Settings.bulk_max_rows``).
+BULK_SIZES = (100, 1_000, 10_000)
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Rows timed per method and repeats (the median is reported; cvxpy always runs once)."""
+    """Rows timed per method and repeats (the median is reported; cvxpy always runs once).
+
+    ``bulk_max_rows``: the largest of :data:`BULK_SIZES` in the bulk-oracle table;
+    ``loop_rows``: rows the per-row HiGHS loop is timed on there (its cost per row is constant).
+    """
 
     rows: int
     lp_rows: int
     cvxpy_rows: int
     repeats: int
+    bulk_max_rows: int = 10_000
+    loop_rows: int = 1_000
 
 
 FULL = Settings(rows=10_000, lp_rows=2_000, cvxpy_rows=30, repeats=3)
-QUICK = Settings(rows=1_000, lp_rows=200, cvxpy_rows=5, repeats=1)
+QUICK = Settings(rows=1_000, lp_rows=200, cvxpy_rows=5, repeats=1, loop_rows=200)
 
 
 def run(quick=False, out=None, print_fn=print):
@@ -103,6 +137,8 @@ def run(quick=False, out=None, print_fn=print):
     for i, (name, k) in enumerate(games, 1):
         progress(f"{i}/{len(games)} {name} k={k}")
         records.append(bench_game(name, k, settings))
+    progress(f"bulk LP oracle, general {BULK_K}x{BULK_K}")
+    meta["bulk"] = bench_bulk(settings)
     print_fn(format_report(records, meta))
     if out is not None:
         _write(Path(out), records, meta)
@@ -120,24 +156,31 @@ def _cvxpy_solver(game):
     """Value and ``q*`` row by row, building and solving a fresh cvxpy Problem for each.
 
     A row the solver fails on (cvxpy ``SolverError``, e.g. on potentials of magnitude ~1e6) is
-    left as NaN: it is timed like any other row and counted as a failure.
+    left as NaN: it is timed like any other row and counted as a failure.  A row solved with
+    status ``optimal_inaccurate`` is kept (and checked like the others) and counted in
+    ``solve.inaccurate`` (rows of the last call) instead of cvxpy's warning being printed.
     """
     import cvxpy
 
     def solve(F):
         value = np.full(F.shape[0], np.nan)
         Q = np.full(F.shape, np.nan)
+        solve.inaccurate = 0
         for i, f in enumerate(F):
             problem = game.lp(f)
             try:
-                problem.solve()
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+                    problem.solve()
             except cvxpy.error.SolverError:
                 continue
+            solve.inaccurate += problem.status == cvxpy.OPTIMAL_INACCURATE
             if problem.value is not None:
                 value[i] = problem.value
                 Q[i] = problem.var_dict["q"].value
         return value, Q
 
+    solve.inaccurate = 0
     return solve
 
 
@@ -234,12 +277,63 @@ def bench_game(name, k, settings):
         record[f"{method}_dev"] = deviation
         if method == "cvxpy":
             record["cvxpy_failures"] = failures
+            record["cvxpy_inaccurate"] = int(solve.inaccurate)
         record[f"{method}_us"] = _per_row_us(solve, F[rows], repeats)
     record["max_dev"] = max(record[f"{m}_dev"] or 0.0 for m in EXACT_METHODS)
     record["cvxpy_over_closed_form"] = _ratio(record["cvxpy_us"], record["closed_form_us"])
     record["lp_over_closed_form"] = _ratio(record["lp_us"], record["closed_form_us"])
     record["lp_over_vertices"] = _ratio(record["lp_us"], record["vertices_us"])
     return record
+
+
+def bulk_matrix(k=BULK_K, seed=SEED):
+    """The general loss matrix of the bulk-oracle table: uniform on ``[0, 1)``, zero diagonal."""
+    L = np.random.default_rng(seed).uniform(0.0, 1.0, size=(k, k))
+    np.fill_diagonal(L, 0.0)
+    return L
+
+
+def bench_bulk(settings):
+    """The bulk-oracle table: one record per ``n`` in :data:`BULK_SIZES` (up to
+    ``settings.bulk_max_rows``), every method checked against the vertex table before timing."""
+    L = bulk_matrix()
+    build_s = median_seconds(lambda: VertexTable(L, *enumerate_extreme_points(L)), settings.repeats)
+    table = VertexTable(L, *enumerate_extreme_points(L))
+    oracle = LPOracle(L)
+
+    def query(F):
+        value, index = table.value(F)
+        return value, table.Q[index]
+
+    def first_two(solve):
+        return lambda F: solve(F)[:2]
+
+    records = []
+    for n in [n for n in BULK_SIZES if n <= settings.bulk_max_rows]:
+        F = random_potentials(BULK_K, n=n, seed=SEED)
+        reference = table.value(F)[0]
+        loop = _spread(n, settings.loop_rows)
+        record = {"k": BULK_K, "n": n, "loop_rows": len(loop), "table_build_ms": 1e3 * build_s}
+        timed = {
+            "bulk": (first_two(oracle.solve), F, reference),
+            "loop": (first_two(oracle.solve_each), F[loop], reference[loop]),
+        }
+        for name, (solve, rows, ref) in timed.items():
+            value, Q = solve(rows)
+            deviation = _deviation(L, rows, value, Q, ref)
+            if not deviation <= VERIFY_RTOL:
+                raise AssertionError(
+                    f"the {name} LP oracle deviates from the vertex table by {deviation:.1e} on "
+                    f"the general {BULK_K}x{BULK_K} matrix; refusing to time a wrong answer."
+                )
+            record[f"{name}_dev"] = deviation
+            record[f"{name}_us"] = _per_row_us(solve, rows, settings.repeats)
+        record["query_us"] = _per_row_us(query, F, settings.repeats)
+        record["table_us"] = record["query_us"] + 1e6 * build_s / n
+        record["loop_over_bulk"] = record["loop_us"] / record["bulk_us"]
+        record["table_over_bulk"] = record["table_us"] / record["bulk_us"]
+        records.append(record)
+    return records
 
 
 # ------------------------------------------------------------------------------- reporting
@@ -319,9 +413,22 @@ COLUMNS = (
 )
 
 
-def _table(records, markdown):
-    header = [name for name, _ in COLUMNS]
-    rows = [[cell(r) for _, cell in COLUMNS] for r in records]
+BULK_COLUMNS = (
+    ("n rows", lambda r: f"{r['n']:,}"),
+    ("bulk us", lambda r: _us(r["bulk_us"])),
+    ("per-row us", lambda r: _us(r["loop_us"])),
+    ("table us", lambda r: _us(r["table_us"])),
+    ("query us", lambda r: _us(r["query_us"])),
+    ("build ms", lambda r: _us(r["table_build_ms"])),
+    ("per-row/bulk", lambda r: _times(r["loop_over_bulk"])),
+    ("table/bulk", lambda r: _times(r["table_over_bulk"])),
+    ("max dev", lambda r: _dev(max(r["bulk_dev"], r["loop_dev"]))),
+)
+
+
+def _table(records, markdown, columns=COLUMNS):
+    header = [name for name, _ in columns]
+    rows = [[cell(r) for _, cell in columns] for r in records]
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|:---|" + "---:|" * (len(header) - 1)]
         return lines + ["| " + " | ".join(row) + " |" for row in rows]
@@ -347,8 +454,8 @@ def format_report(records, meta, markdown=False):
         f"cvxpy {s['cvxpy_rows']:,} (evenly spaced rows of the same random potentials, "
         f"seed {meta['seed']}).",
         "build ms: one-off construction of the vertex table, not included in 'vertices us'.",
-        "LP: one persistent HiGHS model, only the costs changed per row. cvxpy: a fresh Problem "
-        "per row (Game.lp), solved with cvxpy's default solver.",
+        "LP: the bulk LP oracle (method='lp'). cvxpy: a fresh Problem per row (Game.lp), solved "
+        "with cvxpy's default solver.",
         "max dev: largest relative deviation from the closed-form value, of the value and of "
         "H_L(q*) + f.q*, over the timed rows of closed form, vertices and LP (required <= "
         f"{VERIFY_RTOL:g} before timing); cvxpy dev: the same for cvxpy (required <= "
@@ -365,9 +472,41 @@ def format_report(records, meta, markdown=False):
         for r in records
         if r["cvxpy_failures"]
     ]
+    legend += [
+        f"cvxpy answered 'optimal_inaccurate' on {r['cvxpy_inaccurate']} of {r['cvxpy_rows']} "
+        f"rows for {r['loss']} k={r['k']}: kept, and within cvxpy dev."
+        for r in records
+        if r.get("cvxpy_inaccurate")
+    ]
     if markdown:
         legend = ["- " + line for line in legend]
-    return "\n".join([header, ""] + _table(records, markdown) + [""] + legend)
+    lines = [header, ""] + _table(records, markdown) + [""] + legend
+    bulk = meta.get("bulk")
+    if bulk:
+        lines += [""] + _bulk_section(bulk, s, markdown)
+    return "\n".join(lines)
+
+
+def _bulk_section(bulk, s, markdown):
+    """The bulk-oracle table and its legend."""
+    title = (
+        f"LP oracle in bulk: general {BULK_K}x{BULK_K} loss matrix (uniform [0, 1), zero "
+        "diagonal; no closed form), value and q* of n rows"
+    )
+    loop_rows = ", ".join(f"{r['loop_rows']:,}" for r in bulk)
+    legend = [
+        f"us: microseconds per row, median of {s['repeats']} run(s). bulk: LPOracle.solve "
+        "(method='lp'), all rows at once. per-row: LPOracle.solve_each, one warm-started HiGHS "
+        f"run per row, on {loop_rows} evenly spaced rows. "
+        "table: the vertex table counting its build, (build + query) / n; query: the table's "
+        "matrix product alone.",
+        "per-row/bulk, table/bulk: ratios of us per row in this run. max dev: largest relative "
+        "deviation of bulk and per-row from the vertex table (value and H_L(q*) + f.q*; "
+        f"required <= {VERIFY_RTOL:g} before timing).",
+    ]
+    if markdown:
+        legend = ["- " + line for line in legend]
+    return [title, ""] + _table(bulk, markdown, BULK_COLUMNS) + [""] + legend
 
 
 def _check_out(out):
