@@ -1,7 +1,8 @@
 """advgame: robust (adversarial, distributionally robust) prediction as declared minimax games.
 
 A loss matrix, a feature map, an uncertainty set and a polytope define a game; advgame solves it
-exactly (HiGHS / cvxpy) or through closed-form fast paths.  See DESIGN §6 for the public names.
+exactly (HiGHS / cvxpy) or through closed-form fast paths.  The design notes (docs/design.md,
+"Stable public names") list the public names.
 """
 
 from . import (

@@ -3,9 +3,9 @@
 Subcommands
 -----------
 ``advgame explain LOSS --k K`` (or ``--matrix FILE.csv``)
-    Walk through one game: the loss matrix, its recognised structure, the game LP (seed 000 Eq. 4)
-    and its dual (Eq. 10) written out, the extreme points of the adversary's polytope as exact
-    fractions, the closed form that applies and an agreement check of every method.
+    Walk through one game: the loss matrix, its recognised structure, the game LP (Fathony et al.
+    2018a, Eq. 4) and its dual (Eq. 10) written out, the extreme points of the adversary's polytope
+    as exact fractions, the closed form that applies and an agreement check of every method.
 ``advgame verify LOSS --k K`` (or ``--matrix FILE.csv``)
     Every method against the LP and its optimality certificates; exit code 1 on disagreement.
 ``advgame demo``
@@ -18,23 +18,28 @@ Subcommands
     Fit time and accuracy of AdversarialClassifier next to scikit-learn
     (:mod:`advgame.benchmarks.train`).
 ``advgame bench minimax``
-    Seed 001's high-dimensional experiment and breast cancer: mmSVM, mmBC, mmRBC next to
-    LinearSVC and logistic regression (:mod:`advgame.benchmarks.minimax`).
+    Farnia and Tse's (2016) high-dimensional experiment and breast cancer: mmSVM, mmBC, mmRBC next
+    to LinearSVC and logistic regression (:mod:`advgame.benchmarks.minimax`).
 ``advgame bench graph``
-    Time per example of the graph game (seed 002) by the LP, dual decomposition and brute force
-    on chains, a tree and a grid, with DD's certification rate (:mod:`advgame.benchmarks.graph`).
+    Time per example of the graph game (Fathony et al. 2018b) by the LP, dual decomposition and
+    brute force on chains, a tree and a grid, with DD's certification rate
+    (:mod:`advgame.benchmarks.graph`).
 ``advgame bench graphical``
-    Seed 002's Table 1 protocol on synthetic ordinal sequences: the adversarial graphical model
-    next to a CRF and a structured SVM under six node losses (:mod:`advgame.benchmarks.graphical`).
+    Fathony et al.'s (2018b) Table 1 protocol on synthetic ordinal sequences: the adversarial
+    graphical model next to a CRF and a structured SVM under six node losses
+    (:mod:`advgame.benchmarks.graphical`).
 ``advgame bench all`` (``--quick``, ``--out DIR``)
     Every benchmark in turn; with ``--out``, ``NAME.json`` and ``NAME.md`` for each in ``DIR``.
 ``advgame reproduce SEED`` (``seed000`` ... ``seed004``, or ``all``)
-    The seeds' experiment tables, with the published numbers beside ours: the benchmark that
-    reproduces each (:data:`REPRODUCTIONS`).
+    The experiment tables of the five papers advgame implements (docs/references.md), with the
+    published numbers beside ours: ``seed000`` Fathony et al. (2018a), ``seed001`` Farnia and
+    Tse (2016), ``seed002`` Fathony et al. (2018b), ``seed003`` Wang and Qiao (2022) and
+    ``seed004`` Blondel (2019); the benchmark that reproduces each (:data:`REPRODUCTIONS`).
 ``advgame bench prediction-sets``
-    Seed 003's Tables 1-3 (Examples 1-2, optdigits in place of zipcode): set-valued classifiers
-    with split-conformal thresholds (KDE, OCSVM, BSVM, GPS, GPSKFS) beside the published numbers,
-    and the time of one class's dual QP and of a GPS fit (:mod:`advgame.benchmarks.prediction_sets`).
+    Wang and Qiao's (2022) Tables 1-3 (Examples 1-2, optdigits in place of zipcode): set-valued
+    classifiers with split-conformal thresholds (KDE, OCSVM, BSVM, GPS, GPSKFS) beside the published
+    numbers, and the time of one class's dual QP and of a GPS fit
+    (:mod:`advgame.benchmarks.prediction_sets`).
 ``advgame compare --data FILE.csv --target COLUMN --loss LOSS``
     Your data by the evaluation protocol of Fathony et al., "Consistent Robust Adversarial
     Prediction for General Multiclass Classification" (arXiv:1812.07526, 2018): the
@@ -101,22 +106,26 @@ LOSSES = {
 BENCHMARKS = (
     ("oracle", "closed forms vs vertex tables vs LPs", "fewer rows and repeats"),
     ("train", "AdversarialClassifier vs scikit-learn", "2,000-row subsamples (for tests)"),
-    ("minimax", "seed 001's experiments (mmSVM, mmBC, mmRBC)", "1 run, coarse grid (for tests)"),
+    (
+        "minimax",
+        "Farnia and Tse's (2016) experiments (mmSVM, mmBC, mmRBC)",
+        "1 run, coarse grid (for tests)",
+    ),
     ("graph", "graph games: LP vs dual decomposition vs brute", "2 examples, small k (for tests)"),
     (
         "graphical",
-        "seed 002's Table 1 protocol: AGM vs CRF vs SSVM",
+        "Fathony et al.'s (2018b) Table 1 protocol: AGM vs CRF vs SSVM",
         "30 sequences, 2 splits, one strength",
     ),
     ("projections", "polytope projections vs cvxpy vs Frank-Wolfe", "small sizes, few points"),
     (
         "projection-losses",
-        "seed 004's Tables 1, 2, 4, 6, 7 (label ranking, multilabel, ordinal)",
+        "Blondel's (2019) Tables 1, 2, 4, 6, 7 (label ranking, multilabel, ordinal)",
         "1 split, 2 alphas, iris / 300 yeast rows / machine CPU",
     ),
     (
         "prediction-sets",
-        "seed 003's Tables 1-3 (KDE, OCSVM, BSVM, GPS, GPSKFS) and QP / fit timings",
+        "Wang and Qiao's (2022) Tables 1-3 (KDE, OCSVM, BSVM, GPS, GPSKFS) and QP / fit timings",
         "2 replications, small samples, small QP",
     ),
     (
@@ -126,17 +135,22 @@ BENCHMARKS = (
     ),
 )
 
-#: ``advgame reproduce SEED``: (seed, the benchmark that reproduces its experiment tables, summary).
+#: ``advgame reproduce SEED``: (subcommand, the benchmark that reproduces the paper's experiment
+#: tables, summary naming the paper).
 REPRODUCTIONS = (
     (
         "seed000",
         "seed000",
-        "seed 000's Tables 2, 4, 5 and 6 (zero-one, ordinal, abstain; linear, Gaussian)",
+        "Fathony et al.'s (2018a) Tables 2, 4, 5 and 6 (zero-one, ordinal, abstain; linear, Gaussian)",
     ),
-    ("seed001", "minimax", "seed 001's minimax SVM / Brier / robust experiments"),
-    ("seed002", "graphical", "seed 002's Table 1 (adversarial graphical models)"),
-    ("seed003", "prediction-sets", "seed 003's Tables 1-3 (generalised prediction sets)"),
-    ("seed004", "projection-losses", "seed 004's Tables 1, 2, 4, 6, 7 (projection losses)"),
+    ("seed001", "minimax", "Farnia and Tse's (2016) minimax SVM / Brier / robust experiments"),
+    ("seed002", "graphical", "Fathony et al.'s (2018b) Table 1 (adversarial graphical models)"),
+    (
+        "seed003",
+        "prediction-sets",
+        "Wang and Qiao's (2022) Tables 1-3 (generalised prediction sets)",
+    ),
+    ("seed004", "projection-losses", "Blondel's (2019) Tables 1, 2, 4, 6, 7 (projection losses)"),
 )
 
 DEMO_GAMES = (
@@ -307,7 +321,7 @@ def _constraint_block(rows, tail):
 
 
 def primal_lines(L):
-    """The game LP of seed 000 Eq. 4, row by row with the actual numbers."""
+    """The game LP of Fathony et al. (2018a), Eq. 4, row by row with the actual numbers."""
     M = L.matrix
     k = L.n_labels
     rows = [f"{_linear(M[a], 'q')} - v >= 0   (action {L.actions[a]})" for a in range(L.n_actions)]
@@ -320,7 +334,7 @@ def primal_lines(L):
 
 
 def dual_lines(L):
-    """The predictor's LP (seed 000 Eq. 10), the dual of Eq. 4, row by row."""
+    """The predictor's LP (Fathony et al. 2018a, Eq. 10), the dual of Eq. 4, row by row."""
     M = L.matrix
     rows = [
         f"{_linear(M[:, y], 'p')} + f{y} <= u   (label {L.labels[y]})" for y in range(L.n_labels)
@@ -335,7 +349,7 @@ def dual_lines(L):
 
 
 def theorem_vertex_count(structure, k):
-    """``(count, formula)`` of the extreme points the seed's theorem predicts, or None."""
+    """``(count, formula)`` of the extreme points Fathony et al.'s (2018a) theorems predict, or None."""
     kind = structure.kind
     if kind == "zero_one":
         return 2**k - 1, "2^k - 1 (Theorem 5)"
@@ -355,7 +369,11 @@ def theorem_vertex_count(structure, k):
 def vertex_lines(game):
     """The extreme points ``(q, v)`` as exact fractions, their count and the theorem's count."""
     predicted = theorem_vertex_count(game.structure, game.n_labels)
-    expected = "" if predicted is None else f"the seed predicts {predicted[1]} = {predicted[0]:,}"
+    expected = (
+        ""
+        if predicted is None
+        else f"Fathony et al. (2018a) predict {predicted[1]} = {predicted[0]:,}"
+    )
     try:
         Q, v = game.extreme_points()
     except SizeLimitError as exc:
@@ -373,14 +391,15 @@ def vertex_lines(game):
 
 
 def closed_form_lines(structure):
-    """The closed form that applies, as a formula with the seed's theorem number."""
+    """The closed form that applies, as a formula with its theorem in Fathony et al. (2018a)."""
     kind = structure.kind
     if kind == "general":
         return ["none (general matrix): vertex table / LP"]
     c = _number(structure.weight)
     if kind == "permutation_hamming":
         return [
-            "none in closed form: the Birkhoff game (DESIGN App. B). Potentials linear in the "
+            "none in closed form: the Birkhoff game (Fathony et al. 2018c; docs/design.md, Appendix B). "
+            "Potentials linear in the "
             "permutation matrices, f_pi = <Theta, P_pi>, are solved by the compact LP "
             f"max_(Q in Birkhoff, a, b) c (m - 1'a - 1'b) + <Theta, Q> s.t. a_i + b_j >= Q_ij, c = {c} "
             "(advgame.PermutationGame), q* and p* by Birkhoff-von Neumann; other rows by the LP"
@@ -388,25 +407,25 @@ def closed_form_lines(structure):
     if kind == "zero_one":
         return [
             f"value(f) = max over nonempty S of (sum_(i in S) f_i + c (|S| - 1)) / |S|,  c = {c};"
-            "  q* is uniform on the best S   [seed 000 Theorem 5, Corollary 9]"
+            "  q* is uniform on the best S   [Fathony et al. 2018a, Theorem 5, Corollary 9]"
         ]
     if kind == "ordinal":
         return [
             f"value(f) = 1/2 max_i (f_i - c i) + 1/2 max_j (f_j + c j),  c = {c};"
-            "  q* = (e_i* + e_j*) / 2   [seed 000 Theorem 6, Eq. 7, Corollary 10]"
+            "  q* = (e_i* + e_j*) / 2   [Fathony et al. 2018a, Theorem 6, Eq. 7, Corollary 10]"
         ]
     if kind == "squared":
         return [
             "value(f) = max{ max_(i < l <= j) ((2(j-l)+1) [f_i + c (l-i)^2] + (2(l-i)-1) "
             f"[f_j + c (j-l)^2]) / (2(j-i)),  max_i f_i }},  c = {c}"
-            "   [seed 000 Theorem 7, Corollary 11]"
+            "   [Fathony et al. 2018a, Theorem 7, Corollary 11]"
         ]
     alpha = _number(structure.alpha)
     if not structure.has_closed_form:
         return [f"none: Theorems 12-13 need alpha <= 1/2 (here alpha = {alpha}): vertex table / LP"]
     return [
         "value(f) = max{ f_(1),  (1 - alpha) f_(1) + alpha f_(2) + c alpha } over the two largest "
-        f"potentials,  c = {c}, alpha = {alpha}   [seed 000 Theorem 12]",
+        f"potentials,  c = {c}, alpha = {alpha}   [Fathony et al. 2018a, Theorem 12]",
         "prediction: p* from the top two potentials [Theorem 13]; predict argmax f if "
         "f_(1) - f_(2) >= c/2, else abstain [Corollary 14]",
     ]
@@ -446,8 +465,8 @@ def cmd_explain(args):
     game = Game(L)
     _section("Loss matrix L[a, y] (rows: actions a, columns: labels y)", [repr(L)])
     _section("Structure", structure_lines(game))
-    _section("The game LP (seed 000 Eq. 4)", primal_lines(L))
-    _section("Its dual: the predictor's LP (seed 000 Eq. 10)", dual_lines(L))
+    _section("The game LP (Fathony et al. 2018a, Eq. 4)", primal_lines(L))
+    _section("Its dual: the predictor's LP (Fathony et al. 2018a, Eq. 10)", dual_lines(L))
     _section("Extreme points of {(q, v): L q >= v 1, q in simplex}", vertex_lines(game))
     _section("Closed form", closed_form_lines(L.structure))
     _section("Agreement check", [str(verify_game(game, n=CHECK_ROWS))])
@@ -483,9 +502,10 @@ def cmd_verify(args):
 def cmd_demo(args):
     """``advgame demo``: a short tour of four games on fixed potentials."""
     print(
-        "advgame solves the game  value(f) = max_q min_p p'Lq + f'q  (seed 000 Eq. 4) for a loss\n"
-        "matrix L and potentials f (one score per label). The adversary's q* is a subgradient of\n"
-        "the value (what learning needs); the predictor's p* is the minimax prediction."
+        "advgame solves the game  value(f) = max_q min_p p'Lq + f'q  (Fathony et al. 2018a, Eq. 4)\n"
+        "for a loss matrix L and potentials f (one score per label). The adversary's q* is a\n"
+        "subgradient of the value (what learning needs); the predictor's p* is the minimax\n"
+        "prediction."
     )
     for title, make_loss, f in DEMO_GAMES:
         game = Game(make_loss())
@@ -793,7 +813,7 @@ def build_parser():
         command = seeds.add_parser(seed, help=summary + alias)
         _run_options(command, cmd_reproduce, "few splits, small grids")
     _run_options(
-        seeds.add_parser("all", help="every seed above, in turn"), cmd_reproduce, all_=True
+        seeds.add_parser("all", help="every paper above, in turn"), cmd_reproduce, all_=True
     )
     _compare_parser(commands)
     return parser

@@ -45,7 +45,7 @@ MAX_CSV_BYTES = 20_000_000
 #: Label of the outliers drawn by the prediction-set generators (not one of the classes).
 OUTLIER = -1
 #: Example 1's outliers: four rectangles forming a frame 8 <= max(|x1|, |x2|) <= 10 around the
-#: classes (seed 003 draws them on "four rectangle regions" shown only in its Figure 1).
+#: classes (Wang and Qiao, 2022, draw them on "four rectangle regions" shown only in its Figure 1).
 _EXAMPLE1_RECTANGLES = (
     ((8.0, 10.0), (-10.0, 10.0)),
     ((-10.0, -8.0), (-10.0, 10.0)),
@@ -497,23 +497,24 @@ def _prediction_set_sizes(n_per_class, n_outliers):
 
 
 def make_prediction_set_example1(n_per_class=200, n_outliers=200, random_state=None):
-    r"""Seed 003 §5.1 Example 1: four Gaussian classes in 2-D, a frame of uniform outliers, and
+    r"""Wang and Qiao (2022), §5.1 Example 1: four Gaussian classes in 2-D, a frame of uniform outliers, and
     eight noise features.
 
     Class ``k = 1..4``: :math:`X \mid Y = k \sim N(\mu_k, \Sigma_k)` with
     :math:`\mu_k = r_k (\cos\theta_k, \sin\theta_k)`, :math:`r_k \sim U(0, 6)`,
     :math:`\theta_k \sim U(0, 2\pi)`, and :math:`\Sigma_k^{1/2} = \sigma_k I + \epsilon_k
     (11^\top - I)` with :math:`\sigma_k \sim U(0.8, 1.2)`, :math:`\epsilon_k \sim U(-0.5, 0.5)`
-    (the seed's "diag(σ_k, σ_k) + ε_k", read as ε_k off the diagonal so the root stays
+    (the paper's "diag(σ_k, σ_k) + ε_k", read as ε_k off the diagonal so the root stays
     symmetric positive definite).  Outliers: an equal-weight mixture of uniforms on four
-    rectangles; the seed shows them only in its Figure 1, so they are chosen here as the frame
+    rectangles; the paper shows them only in its Figure 1, so they are chosen here as the frame
     :math:`8 \le \max(|x_1|, |x_2|) \le 10`.  Eight independent :math:`N(0, 0.1^2)` features are
     appended to every point.  Class parameters are drawn once per call from ``random_state``.
 
     Parameters
     ----------
     n_per_class : int, default=200
-        Points per class (the seed's copy does not state its sample sizes).
+        Points per class (the text of Wang and Qiao (2022) we worked from does not state its
+        sample sizes).
     n_outliers : int, default=200
         Outliers (label :data:`OUTLIER`), ``0`` for none (training data).
     random_state : int, numpy.random.Generator or None
@@ -541,7 +542,7 @@ def make_prediction_set_example1(n_per_class=200, n_outliers=200, random_state=N
 
 
 def make_prediction_set_example2(n_per_class=200, n_outliers=200, random_state=None):
-    r"""Seed 003 §5.1 Example 2 (after Wang & Qiao 2018, Example 3): three nested rings and an
+    r"""Wang and Qiao (2022), §5.1 Example 2 (after Wang & Qiao 2018, Example 3): three nested rings and an
     outer ring of outliers in 2-D, plus 98 noise features.
 
     :math:`\theta \sim U(0, 2\pi)`; :math:`R \mid Y=1 \sim U(0, 5)`, :math:`R \mid Y=2 \sim

@@ -1,4 +1,4 @@
-r"""The declaration layer: one object that holds a game's four declarations (DESIGN §9).
+r"""The declaration layer: one object that holds a game's four declarations.
 
 A robust prediction game is declared by
 
@@ -58,7 +58,7 @@ LOSS_ALIASES = {"absolute": "ordinal", "zero-one": "zero_one"}
 #: Feature-map names a declaration accepts.
 FEATURE_NAMES = ("multiclass", "thresholded")
 #: The Hamming loss between permutations, ``k - <P_hat, P>``, for the ``k`` items of the rankings
-#: (the loss of the Birkhoff game, DESIGN App. B).
+#: (the loss of the Birkhoff game, Fathony et al. 2018c).
 HAMMING = "hamming"
 #: A permutation Hamming loss matrix over the simplex (``k!`` labels) is enumerated for at most
 #: this many items (``5! = 120`` labels; the program holds ``n (k!)^2`` loss entries).
@@ -180,8 +180,8 @@ def _describe(value):
 class PredictionGame:
     r"""A robust prediction game declared by its loss, features, uncertainty set and polytope.
 
-    The learning problem it declares is seed 000's minimax problem (Eq. 1-2), with the moment
-    constraint relaxed by the uncertainty set (seed 001 Theorem 3)
+    The learning problem it declares is Fathony et al.'s (2018a) minimax problem (Eq. 1-2), with the
+    moment constraint relaxed by the uncertainty set (Farnia and Tse 2016, Theorem 3)
 
     .. math::
 
@@ -191,7 +191,8 @@ class PredictionGame:
         \mathbb E_{\check P}[\phi] - \tilde{\mathbb E}[\phi] \in \mathcal U\},
 
     whose Lagrangian dual is the regularised surrogate risk
-    ``min_theta sum_i w_i AL(f_i(theta), y_i) + R(theta)`` (DESIGN §2).
+    ``min_theta sum_i w_i AL(f_i(theta), y_i) + R(theta)`` (the design notes, docs/design.md,
+    "The game that ties the papers together").
 
     Parameters
     ----------
@@ -202,13 +203,15 @@ class PredictionGame:
         ``log``, ``quadratic``), or the Hamming loss between permutations
         (:func:`advgame.permutation.hamming_loss_matrix`).
     features : FeatureMap, str or callable, default='multiclass'
-        ``'multiclass'`` (``e_y ⊗ [x; 1]``), ``'thresholded'`` (seed 000 §3.2.1), a kernel name
-        (``'rbf'``, ``'poly'``, ``'linear'``: the representer form of seed 000 §6.2), a
-        :class:`~advgame.features.FeatureMap`, or a callable ``phi(X, j) -> (n, p)``.
+        ``'multiclass'`` (``e_y ⊗ [x; 1]``), ``'thresholded'`` (Fathony et al. 2018a, §3.2.1), a
+        kernel name (``'rbf'``, ``'poly'``, ``'linear'``: the representer form of Fathony et al.
+        2018a, §6.2), a :class:`~advgame.features.FeatureMap`, or a callable
+        ``phi(X, j) -> (n, p)``.
     uncertainty : UncertaintySet, MomentBalls, str or None, default=None
         ``None`` or :class:`~advgame.uncertainty.Exact` (exact moment matching),
         :class:`~advgame.uncertainty.NormBall`, :class:`~advgame.uncertainty.SoftMoments`,
-        :class:`~advgame.uncertainty.MomentBalls` (seed 001's per-class balls, for entropies).
+        :class:`~advgame.uncertainty.MomentBalls` (the per-class balls of Farnia and Tse 2016, for
+        entropies).
     polytope : Polytope or None, default=None
         Where each sample's adversary lives: :class:`~advgame.polytopes.Simplex` (the default,
         and the only one a loss matrix over labels defines).
@@ -726,10 +729,10 @@ def _explain_fast_path(structure, L):
     """The fast path ``Game(L).value(F, method='auto')`` takes, and why; and what it does not."""
     kind = structure.kind
     theorems = {
-        "zero_one": "seed 000 Theorem 5: sort the potentials and grow the top set, O(k log k)",
-        "ordinal": "seed 000 Theorem 6: the best pair (i, j) by two running maxima, O(k)",
-        "squared": "seed 000 Theorem 7: pair and single vertex sets",
-        "abstain": "seed 000 Theorems 12-13: the two largest potentials, O(k)",
+        "zero_one": "Fathony et al. 2018a, Theorem 5: sort the potentials and grow the top set, O(k log k)",
+        "ordinal": "Fathony et al. 2018a, Theorem 6: the best pair (i, j) by two running maxima, O(k)",
+        "squared": "Fathony et al. 2018a, Theorem 7: pair and single vertex sets",
+        "abstain": "Fathony et al. 2018a, Theorems 12-13: the two largest potentials, O(k)",
     }
     lines = []
     if structure.has_closed_form:
@@ -775,7 +778,7 @@ def _explain_fast_path(structure, L):
 
 
 def _explain_birkhoff(u):
-    """``explain`` for the permutation (Birkhoff) game (DESIGN App. B)."""
+    """``explain`` for the permutation (Birkhoff) game (Fathony et al. 2018c)."""
     return [
         "loss: the Hamming loss between permutations of the k items of the rankings, "
         "k - <P_hat, P> (recognised as permutation_hamming).",
@@ -817,7 +820,7 @@ def _explain_graph(pg, k):
             else "the local polytope, a relaxation on a graph with cycles (the value is an upper "
             "bound)."
         ),
-        "fast path: on forests, dual decomposition (seed 002 Theorem 2): each node's game is "
+        "fast path: on forests, dual decomposition (Fathony et al. 2018b, Theorem 2): each node's game is "
         f"an ordinary game solved by {node_game}, edge marginals by an optimal-transport LP, "
         "certified by the duality gap; other graphs: the LP over the regions' marginals.",
         "",

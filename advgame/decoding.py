@@ -1,9 +1,9 @@
-r"""Calibrated decoding from an affine loss decomposition (seed 004 §5, Eq. 9, 11, 12; App. A).
+r"""Calibrated decoding from an affine loss decomposition (Blondel 2019, §5, Eq. 9, 11, 12; App. A).
 
 A target loss between an output :math:`\hat y` and a ground truth :math:`y` is *decomposed* as
 
 .. math::  L(\hat y, y) = \langle \psi(\hat y), V \varphi(y) + b \rangle + c(y)
-           \qquad \text{(seed 004 Eq. 12; Eq. 9 when } \psi = \varphi\text{)},
+           \qquad \text{(Blondel 2019, Eq. 12; Eq. 9 when } \psi = \varphi\text{)},
 
 with encodings :math:`\varphi` (ground truths, the points a projection loss regresses) and
 :math:`\psi` (outputs, the vertices of the *output set* :math:`\mathrm{conv}\,\psi(\mathcal O)`).
@@ -19,7 +19,7 @@ call to the output set's linear maximisation oracle (:meth:`advgame.polytopes.Po
 Proposition 5 bounds the target excess risk of :math:`\hat y_L \circ P_{\mathcal C}^\Psi` by the
 projection loss's excess risk, whence Fisher consistency.
 
-Built-in decompositions (seed 004 App. A): :func:`zero_one`, :func:`general` (any loss matrix),
+Built-in decompositions (Blondel 2019, App. A): :func:`zero_one`, :func:`general` (any loss matrix),
 :func:`hamming_multilabel`, :func:`hamming_ranking`, :func:`absolute`, :func:`spearman`,
 :func:`ndcg` and :func:`precision_at`.  Each carries its encoder ``phi`` and constant ``c`` so that
 :meth:`LossDecomposition.loss` evaluates the target loss from the decomposition alone (the tests
@@ -71,7 +71,7 @@ class LossDecomposition:
     name : str
     output_set : Polytope
         :math:`\mathrm{conv}\,\psi(\mathcal O)`; decoding returns one of its vertices.  Replace it
-        (:meth:`with_output_set`) to decode onto a superset, as in seed 004 Tables 1-2.
+        (:meth:`with_output_set`) to decode onto a superset, as in Blondel (2019), Tables 1-2.
     V : float or ndarray
         A scalar stands for ``V * I``; otherwise a matrix acting on flattened encodings.
     b : float or ndarray
@@ -229,7 +229,7 @@ def _precision_phi(y, m, top):
 
 # ----------------------------------------------------------------------- built-in decompositions
 def general(loss_matrix):
-    r"""Any finite loss as ``V = L`` with one-hot encodings (seed 004 App. A, "General loss").
+    r"""Any finite loss as ``V = L`` with one-hot encodings (Blondel 2019, App. A, "General loss").
 
     ``L[a, y]`` is the loss of action ``a`` against label ``y`` (a ``LossMatrix`` or an array);
     decoding is the Bayes action :math:`\operatorname{argmin}_a (Lu)_a` of the label
@@ -345,7 +345,7 @@ def spearman(k):
     every permutation.
 
     The output set is the permutahedron of ``w``; decoding sorts ``u`` (the largest score gets
-    rank 1): the MAP of seed 004 §4 is calibrated for this loss.
+    rank 1): the MAP of Blondel (2019, §4) is calibrated for this loss.
     """
     k = _check_size(k, 2)
     return LossDecomposition(

@@ -9,9 +9,9 @@ features standardised on the training part:
 * abstention (alpha = 0.3) on wine: the abstain loss (0 right, 1 wrong, alpha to abstain).
 
 Baselines are ``LogisticRegression`` and ``LinearSVC(multi_class="crammer_singer")``, which never
-abstain.  The adversarial models report their game value (the training objective), which by seed
-000 Theorem 2 is the worst-case expected loss the adversary can force under the moment
-constraints, plus the regulariser.
+abstain.  The adversarial models report their game value (the training objective), which by
+Fathony et al. (2018a), Theorem 2, is the worst-case expected loss the adversary can force under the
+moment constraints, plus the regulariser.
 """
 
 import time

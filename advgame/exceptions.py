@@ -13,7 +13,8 @@ __all__ = ["ConvergenceWarning", "NotApplicableError", "SizeLimitError", "Solver
 class NotApplicableError(ValueError):
     """A closed form (or other specialised method) was requested outside its validity range.
 
-    Example: the abstain closed form of seed 000 Theorem 12 requires ``alpha <= 1/2``.
+    Example: the abstain closed form of Fathony et al. (2018a), Theorem 12 requires
+    ``alpha <= 1/2``.
     """
 
 

@@ -1,4 +1,4 @@
-r"""Feature maps ``phi(x, y)``: the statistics the adversary must match (seed 000 §2-3, §6.2).
+r"""Feature maps ``phi(x, y)``: the statistics the adversary must match (Fathony et al. 2018a, §2-3, §6.2).
 
 Potentials are linear in the parameters, ``f_{ij}(theta) = theta . phi(x_i, j)``.  A feature map is
 fitted once (dimensions, training inputs for kernels) and then *bound* to an input matrix ``X``,
@@ -126,7 +126,7 @@ class _DenseOperator:
 
 
 class Multiclass(FeatureMap):
-    r"""Multiclass blocks ``phi_mc(x, y) = e_y ⊗ [x; 1]`` (seed 000 §3.2.1).
+    r"""Multiclass blocks ``phi_mc(x, y) = e_y ⊗ [x; 1]`` (Fathony et al. 2018a, §3.2.1).
 
     ``theta`` is ``Theta.ravel()`` with ``Theta`` of shape ``(d + 1, k)``: column ``j`` is the
     weight vector of class ``j`` (last row the intercepts), so ``F = [X, 1] @ Theta``.
@@ -184,9 +184,9 @@ class _ThresholdedOperator:
 class Thresholded(FeatureMap):
     r"""Thresholded ordinal features ``phi_th(x, y) = [y x; 1(y <= 1), ..., 1(y <= k-1)]``.
 
-    Seed 000 §3.2.1: one shared weight vector ``w`` and ``k - 1`` thresholds ``eta``, with labels
-    numbered ``y = 1..k`` in ``classes_`` order, so ``f_y = y (w . x) + sum_{t >= y} eta_t``.
-    ``theta = [w; eta]``.
+    Fathony et al. (2018a), §3.2.1: one shared weight vector ``w`` and ``k - 1`` thresholds ``eta``,
+    with labels numbered ``y = 1..k`` in ``classes_`` order, so
+    ``f_y = y (w . x) + sum_{t >= y} eta_t``. ``theta = [w; eta]``.
     """
 
     def _fit(self, X):
@@ -223,7 +223,7 @@ def check_kernel_params(gamma, degree, coef0):
 
 
 class KernelFeatures(FeatureMap):
-    r"""Kernel features by the representer theorem (seed 000 §6.2).
+    r"""Kernel features by the representer theorem (Fathony et al. 2018a, §6.2).
 
     With training inputs ``X_t`` and the block kernel ``K((x, y), (x', y')) = K(x, x') 1[y = y']``,
     ``theta = sum_{m, j} A_{mj} omega(phi(x_m, j))`` so ``F = K(X, X_t) A`` and
@@ -343,7 +343,7 @@ class CallableFeatures(FeatureMap):
 
 
 class GraphFeatures(FeatureMap):
-    r"""Node and edge features of a pairwise graph model (seed 002 §3.2).
+    r"""Node and edge features of a pairwise graph model (Fathony et al. 2018b, §3.2).
 
     ``theta = [vec Theta_node, vec Theta_edge]`` with ``Theta_node`` of shape ``(d + 1, k)``
     (column ``c`` the weights of label ``c``, last row the intercepts) and ``Theta_edge`` of

@@ -1,25 +1,27 @@
-r"""Graph games: the adversarial game of one structured example (seed 002; DESIGN Appendix A).
+r"""Graph games: the adversarial game of one structured example (Fathony et al. 2018b).
+
+The formulation is restated in the design notes (docs/design.md, Appendix A).
 
 Labels ``y = (y_1..y_N)`` on a networkx graph, an additive node-weighted loss
 ``sum_i w_i L[ŷ_i, y_i]`` and potentials ``psi`` (N, k) on nodes and ``Psi`` ``(|E|, k, k)`` on edges
 (``Psi[e][a, b]`` for edge ``e = (i, j)`` of ``list(graph.edges())`` with ``y_i = a, y_j = b``).
 The predictor needs only node marginals and the adversary only node and edge marginals
-(seed 002 Theorem 1), so
+(Fathony et al. 2018b, Theorem 1), so
 
 .. math::  \mathrm{value} = \max_{\mu \in \mathcal M(G)} \sum_i w_i \min_a (L q_i)_a
            + \sum_i \psi_i^\top q_i + \sum_{(i,j)} \langle \Psi_{ij}, Q_{ij} \rangle ,
 
-(seed 002 Eq. 5-6) with ``M(G)`` the marginal polytope.  It is written over *regions*: on a
-forest the edges and nodes with ``Q_ij 1 = q_i``, ``Q_ij^T 1 = q_j`` (the local polytope, exact
+(Fathony et al. 2018b, Eq. 5-6) with ``M(G)`` the marginal polytope.  It is written over *regions*:
+on a forest the edges and nodes with ``Q_ij 1 = q_i``, ``Q_ij^T 1 = q_j`` (the local polytope, exact
 on trees); otherwise the bags of networkx's tree decomposition (a junction tree) with consistent
 separator marginals, exact by the junction-tree theorem while ``k^(width + 1)`` stays under
 :data:`MAX_CLIQUE_STATES`.  The local polytope on a graph with cycles is a relaxation: it is only
 used when asked for (``polytope='local'``) and ``exact`` is then False.
 
 Two methods compute the game: ``lp`` (one persistent HiGHS model per game; only costs change)
-and ``dual_decomposition`` (forests, seed 002 Theorem 2).  The latter relaxes the constraints
-``Q_e^T 1 = q_parent`` of each tree edge ``e`` (child to parent) with multipliers ``lambda_e``;
-the dual function
+and ``dual_decomposition`` (forests, Fathony et al. 2018b, Theorem 2).  The latter relaxes the
+constraints ``Q_e^T 1 = q_parent`` of each tree edge ``e`` (child to parent) with multipliers
+``lambda_e``; the dual function
 
 .. math::  D(\lambda) = \sum_i \mathrm{value}_{w_i L}(s_i(\lambda)), \qquad
            s_i(\lambda)_a = \psi_{i,a} + \max_b \big(\Phi_i[a, b] + \lambda_i[b]\big)
@@ -413,7 +415,7 @@ class _Master:
         """``(value, pi, rho, lam, slack, x)``: the master's optimum, the duals of its rows
         (``pi`` per node, ``rho`` (E, k) of ``Q 1 = q_child``, ``lam`` (E, k) the multipliers of
         Theorem 2), the total slack and the non-slack columns' values."""
-        run_warm(self.highs, "the dual decomposition's master LP (seed 002 Eq. 9)")
+        run_warm(self.highs, "the dual decomposition's master LP (Fathony et al. 2018b, Eq. 9)")
         solution = self.highs.getSolution()
         y = np.asarray(solution.row_dual)
         x = np.asarray(solution.col_value)
@@ -501,7 +503,7 @@ class GraphSolution:
 
 
 class GraphGame:
-    r"""The adversarial game of one structured example on a graph (seed 002; DESIGN Appendix A).
+    r"""The adversarial game of one structured example on a graph (Fathony et al. 2018b).
 
     Parameters
     ----------
@@ -510,7 +512,7 @@ class GraphGame:
     graph : networkx.Graph
         Nodes ``0..N-1``; edge potentials follow ``list(graph.edges())``.
     node_weights : array-like (N,) or None
-        ``w_i >= 0`` (None: all 1), seed 002's node-weighted losses.
+        ``w_i >= 0`` (None: all 1), the node-weighted losses of Fathony et al. (2018b).
     polytope : {'marginal', 'local'}, default='marginal'
         ``marginal``: exact (forests directly, other graphs through a junction tree up to
         :data:`MAX_CLIQUE_STATES` joint bag states).  ``local``: the local-polytope
@@ -605,8 +607,8 @@ class GraphGame:
 
         ``method='auto'`` nevertheless uses the LP: the warm persistent HiGHS model is faster
         (``advgame bench graph``: the decomposition takes 1-3 times the LP's time on chains and
-        trees of 50 nodes, k = 3..10).  The decomposition is seed 002's algorithm and certifies
-        its own gap; ask for it by name."""
+        trees of 50 nodes, k = 3..10).  The decomposition is Fathony et al.'s (2018b) algorithm and
+        certifies its own gap; ask for it by name."""
         return "dual_decomposition" if self._rooted is not None else None
 
     def solve(
@@ -629,7 +631,7 @@ class GraphGame:
         if method == "dual_decomposition":
             if self._rooted is None:
                 raise NotApplicableError(
-                    "dual decomposition (seed 002 Theorem 2) needs a forest; this graph has "
+                    "dual decomposition (Fathony et al. 2018b, Theorem 2) needs a forest; this graph has "
                     "cycles. Use method='lp' (exact through the junction tree)."
                 )
             solution = self._dual_decomposition(psi, Psi, max_iter, tol)
@@ -658,7 +660,7 @@ class GraphGame:
         return self.node_weights[nodes] * entropy + np.einsum("na,na->n", q, scores)
 
     def _dual_decomposition(self, psi, Psi, max_iter, tol):
-        r"""Seed 002 Theorem 2 by column generation; a certified :class:`GraphSolution` or None.
+        r"""Fathony et al. (2018b), Theorem 2 by column generation; a certified :class:`GraphSolution` or None.
 
         Each round solves the master (:class:`_Master`), takes its duals as multipliers
         ``lambda``, evaluates ``D(lambda)`` by the node games at ``s_i(lambda)`` (an upper bound)
@@ -722,7 +724,7 @@ class GraphGame:
         return GraphSolution(value, q, edge_marginals, predictor, "dual_decomposition", gap)
 
     def value(self, node_potentials, edge_potentials, method="auto"):
-        """The game value (seed 002 Eq. 6)."""
+        """The game value (Fathony et al. 2018b, Eq. 6)."""
         return self.solve(node_potentials, edge_potentials, method).value
 
     def score(self, node_potentials, edge_potentials, y):
@@ -740,7 +742,7 @@ class GraphGame:
         return float(total)
 
     def surrogate(self, node_potentials, edge_potentials, y, method="auto"):
-        """The adversarial surrogate ``value - score(y)`` (seed 002 Eq. 5)."""
+        """The adversarial surrogate ``value - score(y)`` (Fathony et al. 2018b, Eq. 5)."""
         value = self.value(node_potentials, edge_potentials, method)
         return value - self.score(node_potentials, edge_potentials, y)
 
@@ -754,7 +756,7 @@ class GraphGame:
         return self.solve(node_potentials, edge_potentials, method).predictor
 
     def inner_program(self):
-        r"""This example's game LP over region marginals, for compilers (DESIGN §2).
+        r"""This example's game LP over region marginals, for compilers.
 
         .. math::  \max_{\mu \ge 0,\, v}\ c^\top \mu + \sum_i v_i \quad\text{s.t.}\quad
                    E \mu = b, \qquad v_i \le (W \mu)_{i l + a}\ \ \forall i, a,

@@ -1,4 +1,4 @@
-r"""Graph examples stacked for the graph games' programs and estimators (seed 002).
+r"""Graph examples stacked for the graph games' programs and estimators (Fathony et al. 2018b).
 
 A data set of graph examples is a list of node-input arrays ``(N_s, d)``, optional edge inputs
 ``(|E_s|, d_e)`` (rows in ``list(graph.edges())`` order) and label arrays ``(N_s,)``.

@@ -1,4 +1,5 @@
-r"""The Birkhoff (permutation) game: permutations as labels with the Hamming loss (DESIGN App. B).
+r"""The Birkhoff (permutation) game: permutations as labels with the Hamming loss (Fathony et al.
+2018c).
 
 Labels are permutations of ``k`` items, encoded as permutation matrices ``P`` (label-ranking
 convention: item ``j`` with rank ``r_j`` gives ``P[j, r_j - 1] = 1``).  The loss of predicting
@@ -7,8 +8,8 @@ convention: item ``j`` with rank ``r_j`` gives ``P[j, r_j - 1] = 1``).  The loss
 .. math::  \ell(\hat P, P) = \sum_j 1[\hat\pi_j \ne \pi_j] = k - \langle \hat P, P \rangle,
 
 and the potentials are linear in the permutation matrix, ``f(π) = <Θ, P_π>`` with a score matrix
-``Θ`` of shape ``(k, k)`` (``Θ[j, r]`` scores item ``j`` at position ``r``).  The game of seed 000
-(Eq. 4) over the ``k!`` labels,
+``Θ`` of shape ``(k, k)`` (``Θ[j, r]`` scores item ``j`` at position ``r``).  The game of Fathony et
+al. (2018a, Eq. 4) over the ``k!`` labels,
 
 .. math::
 
@@ -18,7 +19,7 @@ and the potentials are linear in the permutation matrix, ``f(π) = <Θ, P_π>`` 
 
 depends on ``q`` and ``p`` only through their marginals ``Q = E_q P_π`` and ``P̂ = E_p P_π̂``,
 which range over the Birkhoff polytope ``B_k`` of doubly stochastic matrices (Birkhoff-von
-Neumann).  Hence (DESIGN §2 and Appendix B; Fathony et al. 2018, cited by seed 000)
+Neumann).  Hence (Fathony et al. 2018c; the design notes, docs/design.md, Appendix B)
 
 .. math::
 
@@ -49,11 +50,13 @@ and stationarity in the free variables ``alpha_i`` and ``beta_j`` forces ``sum_j
 exactly the predictor's side of the game (the inner maximum is attained at a permutation, an
 assignment problem).  The optimal duals of the coupling rows are therefore the predictor's
 minimax marginals ``P̂*``, and strong duality says its worst case equals the value.  ``Q*`` (the
-primal) is a subgradient of ``value`` in ``Θ`` (seed 000 Theorem 19), which is all learning needs.
+primal) is a subgradient of ``value`` in ``Θ`` (Fathony et al. 2018a, Theorem 19), which is all
+learning needs.
 
 Fast path: for ``k = 2`` the two permutations (identity, swap) have Hamming distance 2, so the game
-is the zero-one game of weight 2 (seed 000 Theorem 5) on ``f = (Θ00 + Θ11, Θ01 + Θ10)``, solved
-in closed form, vectorised.  No exact closed form is known here for ``k >= 3``; those use the LP.
+is the zero-one game of weight 2 (Fathony et al. 2018a, Theorem 5) on
+``f = (Θ00 + Θ11, Θ01 + Θ10)``, solved in closed form, vectorised.  No exact closed form is known
+here for ``k >= 3``; those use the LP.
 """
 
 import itertools
@@ -145,7 +148,7 @@ def hamming_loss_matrix(k):
     r"""The ``k! x k!`` Hamming loss ``L[a, b] = k - <P_a, P_b>`` between all permutations.
 
     Rows and columns follow :func:`all_permutations`.  ``ag.Game(LossMatrix(L))`` with potentials
-    ``f_m = <Θ, P_m>`` is the brute-force reference of :class:`PermutationGame` (DESIGN App. B).
+    ``f_m = <Θ, P_m>`` is the brute-force reference of :class:`PermutationGame`.
 
     Raises
     ------
@@ -261,8 +264,8 @@ class PermutationGame:
     scalars / one matrix) or a batch ``(n, k, k)``.  ``Theta[j, r]`` is the score of putting item
     ``j`` at position ``r`` (rank ``r + 1``), so ``f(π) = <Θ, P_π>``.
 
-    ``method='lp'`` solves the compact LP of DESIGN Appendix B in one persistent HiGHS model per
-    game (built on first use; only the ``k^2`` costs change between examples, so the simplex
+    ``method='lp'`` solves the compact LP (docs/design.md, Appendix B) in one persistent HiGHS model
+    per game (built on first use; only the ``k^2`` costs change between examples, so the simplex
     warm-starts).  ``method='closed_form'`` is the exact ``k = 2`` reduction to the zero-one game of
     weight 2; ``'auto'`` uses it when ``k = 2`` and the LP otherwise.
 
@@ -436,7 +439,7 @@ class PermutationGame:
     # ------------------------------------------------------------------------- k = 2 form
     @staticmethod
     def _solve_pair(T):
-        r"""``k = 2``: zero-one game of weight 2 on ``f = (<Θ, I>, <Θ, S>)`` (seed 000 Thm 5).
+        r"""``k = 2``: zero-one game of weight 2 on ``f = (<Θ, I>, <Θ, S>)`` (Fathony et al. 2018a, Theorem 5).
 
         ``value = max(max f, (f_1 + f_2)/2 + 1)``; with ``d = f_1 - f_2`` the adversary puts
         ``t = 1/2`` on the identity when ``|d| < 2`` (else the better vertex) and the predictor
@@ -463,8 +466,8 @@ class PermutationGame:
     def value(self, Theta, method="auto"):
         r"""Game value ``max_{Q in B_k} k - max_{P in B_k} <P, Q> + <Θ, Q>`` per example.
 
-        Equal to the ``k!``-class game of seed 000 Eq. 4 with the Hamming loss matrix and
-        potentials ``<Θ, P_π>`` (DESIGN Appendix B).
+        Equal to the ``k!``-class game of Fathony et al. (2018a), Eq. 4 with the Hamming loss matrix
+        and potentials ``<Θ, P_π>`` (Fathony et al. 2018c).
         """
         T, single = self._theta(Theta)
         value = self._solve(T, method)[0]
@@ -478,7 +481,7 @@ class PermutationGame:
 
     def adversary(self, Theta, method="auto"):
         r"""The adversary's doubly stochastic marginals ``Q*`` (a subgradient of ``value`` in
-        ``Θ``, seed 000 Theorem 19); shape ``(k, k)`` or ``(n, k, k)``."""
+        ``Θ``, Fathony et al. 2018a, Theorem 19); shape ``(k, k)`` or ``(n, k, k)``."""
         T, single = self._theta(Theta)
         Q = self._solve(T, method)[1]
         return Q[0] if single else Q
@@ -529,7 +532,7 @@ class PermutationGame:
         return out[0] if single else out
 
     def surrogate(self, Theta, P_true, method="auto"):
-        r"""Adversarial surrogate loss ``value(Θ) - <Θ, P_true>`` (seed 000 Eq. 3).
+        r"""Adversarial surrogate loss ``value(Θ) - <Θ, P_true>`` (Fathony et al. 2018a, Eq. 3).
 
         ``P_true`` is one permutation matrix per score matrix (same number of dimensions as
         ``Theta``) or one 1-based rank vector per score matrix (one dimension fewer).

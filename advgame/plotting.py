@@ -1,18 +1,21 @@
-r"""Figures of the seeds, drawn from the package's own computations (optional: ``matplotlib``).
+r"""Figures of the papers, drawn from the package's own computations (optional: ``matplotlib``).
 
 Install the extra with ``pip install advgame[plot]``.  Every function draws into the ``ax`` it is
 given (a new figure and axes otherwise), returns that :class:`matplotlib.axes.Axes` (its figure is
 ``ax.figure``), never calls ``plt.show()`` and never changes ``rcParams``.
 
 ================================  ===================================================================
-function                          what it draws (seed figure)
+function                          what it draws (figure of the paper)
 ================================  ===================================================================
-:func:`surrogate_contour`         ``AL(f, y)`` over the potential differences (seed 000 Figs 3-4, 7-10)
-:func:`polytope_vertices`         the adversary's vertex table ``(q, v)`` in the simplex (seed 000 §3)
-:func:`projection_plot`           points, their projections onto a polytope (seed 004 Fig. 1)
-:func:`soft_permutation`          a soft permutation matrix as an annotated heatmap (seed 004 Fig. 3)
+:func:`surrogate_contour`         ``AL(f, y)`` over the potential differences
+                                  (Fathony et al. 2018a, Figs 3-4, 7-10)
+:func:`polytope_vertices`         the adversary's vertex table ``(q, v)`` in the simplex
+                                  (Fathony et al. 2018a, §3)
+:func:`projection_plot`           points, their projections onto a polytope (Blondel 2019, Fig. 1)
+:func:`soft_permutation`          a soft permutation matrix as an annotated heatmap
+                                  (Blondel 2019, Fig. 3)
 :func:`acceptance_regions`        prediction sets of a 2-D :class:`GeneralizedPredictionSet`
-                                  (seed 003 Figs 1-2)
+                                  (Wang and Qiao 2022, Figs 1-2)
 :func:`learning_curve`            scores against training size, mean ± sd band
 :func:`benchmark_bars`            a metric of ``advgame bench`` / ``advgame reproduce`` records
 ================================  ===================================================================
@@ -127,17 +130,17 @@ def surrogate_grid(loss, y=0, span=None, resolution=101):
 
 
 def surrogate_contour(loss, y=0, span=None, resolution=101, ax=None, *, levels=15, colorbar=True):
-    r"""Filled contours of the adversarial surrogate loss of a 3-label game (seed 000 Figs 3-4, 7-10).
+    r"""Filled contours of the adversarial surrogate loss of a 3-label game (Fathony et al. 2018a, Figs 3-4, 7-10).
 
     .. math::  \mathrm{AL}(f, y) = \max_{q \in \Delta_3} \min_{p \in \Delta_l} p^\top L q +
                f^\top q - f_y
 
     over the two potential differences ``\psi_j = f_j - f_y`` (``j != y``) on
-    ``[-span, span]^2``, as in seed 000 Figure 4a (zero-one), 7 (ordinal), 8 (squared) and 10
-    (abstain; the seed numbers labels from 1, so its ``y = 1`` is ``y=0`` here).  The values come
-    from :func:`surrogate_grid`, i.e. one batched :meth:`advgame.Game.surrogate` call (closed form,
-    vertex table or LP, whichever the game's ``fast_path`` is).  Thin black lines are the
-    contour levels; the lowest outlines the region where ``AL = 0`` (the flat corner).
+    ``[-span, span]^2``, as in Fathony et al. (2018a), Figure 4a (zero-one), 7 (ordinal), 8
+    (squared) and 10 (abstain; the paper numbers labels from 1, so its ``y = 1`` is ``y=0`` here).
+    The values come from :func:`surrogate_grid`, i.e. one batched :meth:`advgame.Game.surrogate`
+    call (closed form, vertex table or LP, whichever the game's ``fast_path`` is).  Thin black lines
+    are the contour levels; the lowest outlines the region where ``AL = 0`` (the flat corner).
 
     Parameters
     ----------
@@ -195,13 +198,13 @@ def _fraction(x):
 def polytope_vertices(loss, ax=None, *, resolution=60, colorbar=True):
     r"""The adversary's vertex table of a 3-label game, drawn in the probability simplex.
 
-    The game's LP (seed 000 Eq. 4) is ``max_{(q, v) in C} v + f^T q`` over
+    The game's LP (Fathony et al. 2018a, Eq. 4) is ``max_{(q, v) in C} v + f^T q`` over
     ``C = {(q, v): L q >= v 1, q in Δ_3}``, the hypograph of the Bayes risk
     ``H_L(q) = min_a (L q)_a``.  Its extreme points :meth:`advgame.Game.extreme_points` (the set
-    ``D`` of seed 000's proofs: 7 for zero-one, 6 for ordinal, Theorems 5-7, 12; the table that
-    ``method='vertices'`` multiplies by) are drawn at ``q`` in barycentric coordinates
-    (:func:`simplex_coordinates`), each annotated with ``v = H_L(q)`` (as a fraction when
-    rational), over filled contours of ``H_L`` (from :meth:`advgame.Game.entropy`), whose
+    ``D`` of the proofs of Fathony et al. (2018a): 7 for zero-one, 6 for ordinal, Theorems 5-7, 12;
+    the table that ``method='vertices'`` multiplies by) are drawn at ``q`` in barycentric
+    coordinates (:func:`simplex_coordinates`), each annotated with ``v = H_L(q)`` (as a fraction
+    when rational), over filled contours of ``H_L`` (from :meth:`advgame.Game.entropy`), whose
     breakpoints they are.
 
     Parameters
@@ -301,7 +304,7 @@ def _hull_edges(V):
 
 
 def projection_plot(polytope, points, geometry="euclidean", ax=None):
-    r"""Points, their projections onto a polytope and the polytope, in 2-D or 3-D (seed 004 Fig. 1).
+    r"""Points, their projections onto a polytope and the polytope, in 2-D or 3-D (Blondel 2019, Fig. 1).
 
     Each point ``theta`` is joined by a segment to its regularised prediction
 
@@ -406,7 +409,7 @@ def projection_plot(polytope, points, geometry="euclidean", ax=None):
 
 # ------------------------------------------------------------------------ soft permutation
 def soft_permutation(P, labels=None, ax=None, *, fmt="{:.2f}", colorbar=True):
-    r"""A soft permutation matrix as a heatmap with its values in the cells (seed 004 Fig. 3).
+    r"""A soft permutation matrix as a heatmap with its values in the cells (Blondel 2019, Fig. 3).
 
     ``P[i, j]`` is the weight of item (label) ``i`` at rank ``j + 1``; for a doubly stochastic
     ``P`` (a point of the Birkhoff polytope, e.g. ``Birkhoff().project(theta)`` or
@@ -469,7 +472,7 @@ def set_categories(sets):
 
 def acceptance_regions(estimator, X=None, y=None, resolution=200, ax=None):
     r"""Acceptance regions of a fitted :class:`advgame.GeneralizedPredictionSet` on 2-D inputs
-    (seed 003 Figures 1-2, left panels).
+    (Wang and Qiao 2022, Figures 1-2, left panels).
 
     The plane is coloured by the prediction set ``{k : f_k(x) - tau_k >= 0}``
     (:meth:`~advgame.GeneralizedPredictionSet.predict_set`) at a ``resolution x resolution`` grid
@@ -639,10 +642,11 @@ def benchmark_bars(records, metric, ax=None, *, ylabel=None):
     The records are those written to ``--out FILE.json`` (the file's ``"records"`` list, the
     loaded JSON dict, or its path): each has a ``"table"`` (the metric, e.g. ``'zero-one'``
     accuracy %, ``'ordinal'`` MAE, ``'Euclidean'`` Hamming loss), a ``"dataset"`` (and a
-    ``"kernel"`` for seed 000) and ``"columns"`` mapping a model to ``(mean, sd, mark)``.  The
-    records whose ``table`` equals ``metric`` give one group of bars per data set, one bar per
-    model (height = mean, error bar = sd across splits); ``ylabel`` defaults to ``metric``.  Marked bars (``mark == '*'``: the best
-    and those not significantly worse, paired Wilcoxon test) are hatched and starred.
+    ``"kernel"`` for the tables of Fathony et al. 2018a) and ``"columns"`` mapping a model to
+    ``(mean, sd, mark)``.  The records whose ``table`` equals ``metric`` give one group of bars per
+    data set, one bar per model (height = mean, error bar = sd across splits); ``ylabel`` defaults
+    to ``metric``.  Marked bars (``mark == '*'``: the best and those not significantly worse, paired
+    Wilcoxon test) are hatched and starred.
 
     Returns
     -------

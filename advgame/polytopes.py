@@ -1,4 +1,5 @@
-r"""Polytopes of seed 004 Section 4: projections (Euclidean and KL), linear maximisation, vertices.
+r"""Polytopes of Blondel (2019), Section 4: projections (Euclidean and KL), linear maximisation,
+vertices.
 
 A projection-based (Fenchel-Young) loss needs, for a convex set :math:`\mathcal{C}`, the
 regularised prediction
@@ -6,24 +7,24 @@ regularised prediction
 .. math::  P^\Psi_{\mathcal{C}}(\theta) = \operatorname*{argmax}_{\mu \in \mathcal{C}}
            \langle \theta, \mu \rangle - \Psi(\mu)
 
-(the Bregman projection of seed 004 Eq. 5) and the linear maximisation oracle (LMO / MAP)
+(the Bregman projection of Blondel 2019, Eq. 5) and the linear maximisation oracle (LMO / MAP)
 :math:`\operatorname{argmax}_{\mu \in \mathcal{C}} \langle \theta, \mu \rangle`.  Two geometries:
 
 ``"euclidean"``
     :math:`\Psi(\mu) = \tfrac12 \|\mu\|^2`, i.e. :math:`\operatorname{argmin}_{\mu \in \mathcal{C}}
     \|\mu - \theta\|^2`.
 ``"kl"``
-    :math:`\Psi(\mu) = \langle \mu, \log \mu \rangle` (seed 004 §3, §C.2), i.e.
+    :math:`\Psi(\mu) = \langle \mu, \log \mu \rangle` (Blondel 2019, §3, §C.2), i.e.
     :math:`\operatorname{argmax}_{\mu \in \mathcal{C}} \langle \theta, \mu \rangle -
     \sum_i \mu_i \log \mu_i = \operatorname{argmin}_{\mu \in \mathcal{C}} \mathrm{KL}(\mu,
     e^{\theta - 1})` with the generalised KL :math:`\sum \mu \log(\mu / b) - \mu + b`.  With this
     convention the KL projection onto the simplex is ``softmax(theta)`` and onto the unit cube
-    ``min(1, exp(theta - 1))`` (seed 004 §4).
+    ``min(1, exp(theta - 1))`` (Blondel 2019, §4).
 
-Exact algorithms (seed 004 §4, Proposition 3, §C.2): knapsack projections reduce to the unit cube
-or to the capped sum ``{mu in [0,1]^k : sum(mu) = m}``, solved in closed form from ``theta`` sorted
-per point; order-simplex and permutahedron projections are sorting plus isotonic regression by
-pool-adjacent-violators (Euclidean and KL / Bregman block values, one vectorised kernel).
+Exact algorithms (Blondel 2019, §4, Proposition 3, §C.2): knapsack projections reduce to the unit
+cube or to the capped sum ``{mu in [0,1]^k : sum(mu) = m}``, solved in closed form from ``theta``
+sorted per point; order-simplex and permutahedron projections are sorting plus isotonic regression
+by pool-adjacent-violators (Euclidean and KL / Bregman block values, one vectorised kernel).
 
 Every method takes one point or a batch along a leading axis and returns the same shape: points are
 vectors ``(k,)`` / ``(n, k)``, except :class:`Birkhoff` and :class:`RowStochastic` whose points are
@@ -375,8 +376,8 @@ def _capped_sum_kl_sorted(u, m):
 
 
 def _capped_sum_projection(T, m, geometry):
-    r"""Projection onto :math:`\{\mu \in [0,1]^k : \langle \mu, 1 \rangle = m\}` per row (seed 004
-    Prop. 3, §C.2), exact and sort-based, ``O(k log k)`` per row.
+    r"""Projection onto :math:`\{\mu \in [0,1]^k : \langle \mu, 1 \rangle = m\}` per row
+    (Blondel 2019, Prop. 3, §C.2), exact and sort-based, ``O(k log k)`` per row.
 
     Euclidean: :math:`\mu = \mathrm{clip}_{[0,1]}(\theta - \tau)` with :math:`\tau` from the
     sorted ``theta`` (``_capped_sum_tau_euclidean``); KL: :math:`\mu = \min(1, e^{\theta - 1 -
@@ -433,7 +434,7 @@ class Polytope:
 
     def project(self, theta, geometry="euclidean", max_iter=None, tol=None):
         r"""Regularised prediction :math:`\operatorname{argmax}_{\mu} \langle\theta,\mu\rangle -
-        \Psi(\mu)` over the polytope: the Bregman projection of seed 004 Eq. 5.
+        \Psi(\mu)` over the polytope: the Bregman projection of Blondel (2019), Eq. 5.
 
         Parameters
         ----------
@@ -478,7 +479,8 @@ class Polytope:
 
     def argmax(self, theta):
         r"""Linear maximisation oracle :math:`\operatorname{argmax}_{\mu} \langle\theta,\mu\rangle`,
-        a vertex (MAP inference, seed 004 §3); ties resolve deterministically (documented per class).
+        a vertex (MAP inference, Blondel 2019, §3); ties resolve deterministically (documented per
+        class).
         """
         T, single = self._validate(theta)
         out = self._argmax(T)
@@ -510,7 +512,7 @@ class Polytope:
 
 # ------------------------------------------------------------------------------------- simplex
 class Simplex(Polytope):
-    r"""Probability simplex :math:`\Delta^k` (multiclass; seed 004 §4).
+    r"""Probability simplex :math:`\Delta^k` (multiclass; Blondel 2019, §4).
 
     Euclidean projection: sparsemax by the sort-based threshold, ``O(k log k)``; KL projection:
     ``softmax(theta)``; ``argmax``: the one-hot of the first maximiser.
@@ -534,7 +536,7 @@ class Simplex(Polytope):
 
 
 class UnitCube(Polytope):
-    r"""Unit cube :math:`[0,1]^k` (multilabel; seed 004 §4).
+    r"""Unit cube :math:`[0,1]^k` (multilabel; Blondel 2019, §4).
 
     Euclidean: ``clip(theta, 0, 1)``; KL: ``min(1, exp(theta - 1))``; ``argmax``: ``1[theta > 0]``
     (ties at 0 go to 0).
@@ -559,7 +561,7 @@ class UnitCube(Polytope):
 
 class Knapsack(Polytope):
     r"""Knapsack polytope :math:`\{\mu \in [0,1]^k : l \le \langle\mu, 1\rangle \le u\}`
-    (multilabel with ``l..u`` labels; seed 004 §4, Proposition 3, §C.2).
+    (multilabel with ``l..u`` labels; Blondel 2019, §4, Proposition 3, §C.2).
 
     Projection (Prop. 3): ``nu`` = the unit-cube projection; if ``l <= sum(nu) <= u`` it is
     optimal, else project onto ``{mu in [0,1]^k : sum(mu) = m}`` with ``m = u`` (sum too large) or
@@ -568,8 +570,8 @@ class Knapsack(Polytope):
     linear in ``tau`` with breakpoints ``theta_i`` and ``theta_i - 1``, and ``tau`` solves the
     linear piece containing ``m``; KL: ``min(1, exp(theta - 1 - tau))`` with the ``j`` largest
     coordinates at 1 and ``tau = LSE(theta_(j+1..k) - 1) - log(m - j)`` for the consistent ``j``.
-    ``argmax`` (seed 004 §4): with ``pi`` sorting ``theta`` decreasingly (stable, so ties go to the
-    smaller index), coordinates ``pi_1..pi_l`` are 1 and ``pi_{l+1}..pi_u`` are 1 where
+    ``argmax`` (Blondel 2019, §4): with ``pi`` sorting ``theta`` decreasingly (stable, so ties go to
+    the smaller index), coordinates ``pi_1..pi_l`` are 1 and ``pi_{l+1}..pi_u`` are 1 where
     ``theta > 0``.
 
     Parameters
@@ -638,13 +640,13 @@ class Knapsack(Polytope):
 
 class OrderSimplex(Polytope):
     r"""Order simplex :math:`\{\mu \in \mathbb{R}^{d} : 1 \ge \mu_1 \ge \dots \ge \mu_d \ge 0\}`
-    (ordinal regression with ``d + 1`` classes; seed 004 §4, Proposition 4, §C.3).
+    (ordinal regression with ``d + 1`` classes; Blondel 2019, §4, Proposition 4, §C.3).
 
     Its vertices are :math:`\varphi(y) = \sum_{i < y} e_i`, ``y = 1..d+1``: ``0, e_1, e_1 + e_2,
     ..., 1``.  Points have size ``d`` = number of classes - 1.
 
     Euclidean projection: the non-increasing isotonic regression of ``theta`` clipped to ``[0, 1]``
-    (isotonic regression with bounds, seed 004 §4 / Best & Chakravarti 1990; clipping the
+    (isotonic regression with bounds, Blondel 2019, §4 / Best & Chakravarti 1990; clipping the
     unbounded solution is optimal for separable convex objectives).  KL projection: the block
     solution of :math:`\sum_{i\in B} \mu\log\mu - \theta_i\mu` is :math:`\exp(\bar\theta_B - 1)`,
     a monotone map of the mean, so :math:`\mu = \min(1, \exp(x - 1))` with ``x`` the same isotonic
@@ -677,7 +679,7 @@ class OrderSimplex(Polytope):
 
 class Permutahedron(Polytope):
     r"""Permutahedron induced by ``w``: the convex hull of the permutations of ``w`` (ranking;
-    seed 004 §4; ``w = (k, ..., 1)`` gives the classical permutahedron).
+    Blondel 2019, §4; ``w = (k, ..., 1)`` gives the classical permutahedron).
 
     Projections (Lim & Wright 2016; Blondel, Teboul, Berthet & Djolonga 2020, Prop. 3): with ``s``
     = ``theta`` sorted decreasingly and ``w`` sorted decreasingly,
@@ -970,16 +972,16 @@ def _assignment_reduction(T, name="theta"):
 
 
 class Birkhoff(Polytope):
-    r"""Birkhoff polytope of doubly stochastic ``k x k`` matrices (ranking; seed 004 §4).
+    r"""Birkhoff polytope of doubly stochastic ``k x k`` matrices (ranking; Blondel 2019, §4).
 
     Both projections maximise the concave dual :math:`\sum f + \sum g - \sum_{ij}
     h(\theta_{ij} + f_i + g_j)` whose maximiser gives :math:`P = h'(\theta + f1^\top + 1g^\top)`:
 
     * KL: :math:`h = \exp` (the maximiser of :math:`\langle\theta,P\rangle - \sum P\log P`
       is :math:`\exp(\theta + f1^\top + 1g^\top)`, the ``-1`` absorbed in ``f``); the exact
-      row/column sweeps are log-domain Sinkhorn (seed 004 §4, refs [47, 18]).
+      row/column sweeps are log-domain Sinkhorn (Blondel 2019, §4, refs [47, 18]).
     * Euclidean: :math:`h = \max(\cdot, 0)^2/2`, :math:`P = \max(\theta + f1^\top + 1g^\top, 0)`
-      (the dual approach of seed 004 ref. [13]); the exact sweeps shift each row/column by its
+      (the dual approach of Blondel 2019, ref. [13]); the exact sweeps shift each row/column by its
       simplex-projection threshold.
 
     After :data:`SINKHORN_WARM_START` sweeps, each iteration adds a damped Newton step on the dual
@@ -1105,7 +1107,7 @@ class Birkhoff(Polytope):
 
 class RowStochastic(Simplex):
     r"""Row-stochastic ``k x k`` matrices :math:`\Delta^k \times \dots \times \Delta^k`, a superset
-    of the Birkhoff polytope with cheaper projections (seed 004 §4).
+    of the Birkhoff polytope with cheaper projections (Blondel 2019, §4).
 
     Each row is projected onto the simplex independently (sparsemax / softmax); ``argmax`` is the
     one-hot of the first maximiser of each row.
@@ -1127,7 +1129,7 @@ class RowStochastic(Simplex):
 class Unconstrained(Polytope):
     r"""No constraint beyond the regulariser's domain: :math:`\mathcal C = \mathrm{dom}\,\Psi`.
 
-    The baseline column of seed 004 Tables 1, 2, 4 and 7: Euclidean geometry gives
+    The baseline column of Blondel (2019), Tables 1, 2, 4 and 7: Euclidean geometry gives
     :math:`\mathcal C = \mathbb R^p` (projection = identity, the Fenchel-Young loss is the squared
     loss :math:`\tfrac12\|\theta - \varphi(y)\|^2`); KL geometry gives the non-negative orthant
     :math:`\mathbb R^p_+` (projection :math:`e^{\theta - 1}`, loss
@@ -1165,7 +1167,8 @@ class Unconstrained(Polytope):
 
 class Marginal(Polytope):
     r"""The marginal polytope :math:`\mathcal M(G)` of a graph: node and edge (clique) marginals
-    ``mu = (q_i, Q_ij)`` of some joint distribution over the labelings of ``graph`` (seed 002).
+    ``mu = (q_i, Q_ij)`` of some joint distribution over the labelings of ``graph`` (Fathony et al.
+    2018b).
 
     The polytope of :class:`advgame.GraphGame`'s adversary, and the declaration of a graph game:
     ``ag.PredictionGame(loss, GraphFeatures(), uncertainty, ag.polytopes.Marginal(graph))``.
@@ -1314,7 +1317,7 @@ def _kl_objective(mu, t):
 def frank_wolfe_projection(argmax, theta, geometry="euclidean", max_iter=10_000, tol=1e-12):
     r"""Projection of one point onto ``conv(argmax(.)'s range)`` by pairwise Frank-Wolfe.
 
-    Works for any polytope given its linear maximisation oracle (seed 004 §3 "Computation";
+    Works for any polytope given its linear maximisation oracle (Blondel 2019, §3 "Computation";
     Lacoste-Julien & Jaggi 2015).  Minimises :math:`f(\mu) = \tfrac12\|\mu-\theta\|^2`
     (``"euclidean"``) or :math:`\sum\mu\log\mu - \langle\theta,\mu\rangle` (``"kl"``) over the
     active-set representation :math:`\mu = \sum_a \lambda_a a`: each step moves weight from the
@@ -1438,7 +1441,7 @@ def frank_wolfe_projection(argmax, theta, geometry="euclidean", max_iter=10_000,
 
 # ----------------------------------------------------------------------------- the loss
 class FenchelYoungLoss:
-    r"""Fenchel-Young loss of a polytope and a geometry (seed 004 Eq. 5-6, Proposition 1).
+    r"""Fenchel-Young loss of a polytope and a geometry (Blondel 2019, Eq. 5-6, Proposition 1).
 
     .. math::  L_\Psi(\theta; \mu_y) = \Psi^*(\theta) + \Psi(\mu_y) - \langle \theta, \mu_y
                \rangle, \qquad \Psi^*(\theta) = \max_{\mu \in \mathcal C}\ \langle\theta,\mu
@@ -1446,8 +1449,8 @@ class FenchelYoungLoss:
 
     with :math:`\Psi(\mu) = \tfrac12\|\mu\|^2` (``'euclidean'``) or :math:`\sum \mu \log \mu`
     (``'kl'``) restricted to the polytope :math:`\mathcal C`, and :math:`\mu_y = \varphi(y)` a
-    point of :math:`\mathcal C` (a vertex for a label).  Properties (seed 004, after Eq. 4): ``L >= 0``
-    (the Fenchel-Young inequality), ``L = 0`` iff the regularised prediction
+    point of :math:`\mathcal C` (a vertex for a label).  Properties (Blondel 2019, after Eq. 4):
+    ``L >= 0`` (the Fenchel-Young inequality), ``L = 0`` iff the regularised prediction
     :math:`\hat\mu = \nabla\Psi^*(\theta)` (``polytope.project``) equals :math:`\mu_y`, ``L`` is
     convex in ``theta`` and differentiable with gradient :math:`\hat\mu - \mu_y`, Lipschitz (the
     loss is smooth) for the Euclidean geometry.  On the simplex the KL geometry gives the logistic

@@ -29,7 +29,7 @@ def test_bench_graphical_tiny_writes_json(tmp_path, capsys, monkeypatch):
     assert _columns(printed, "metric ") == ["metric", *graphical.MODELS, "paper"]
     assert "make_ordinal_sequences(6), 2 splits of 4 train / 2 test sequences" in printed
     (row,) = [line for line in printed.splitlines() if line.startswith("absolute, weighted")]
-    assert row.endswith("0.29 / 0.36 / 0.29")  # seed 002 Table 1 beside ours
+    assert row.endswith("0.29 / 0.36 / 0.29")  # Fathony et al. (2018b) Table 1 beside ours
     records = json.loads(out.read_text())["records"]
     assert [r["metric"] for r in records] == ["absolute, weighted"]
     for model in graphical.MODELS:

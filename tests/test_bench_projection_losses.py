@@ -38,7 +38,7 @@ def test_bench_projection_losses_tiny_writes_json(tmp_path, capsys, monkeypatch)
     kl = [column for table, column, *_ in pl.RANKING_COLUMNS if table == "KL"]
     multilabel = [column for column, _, _ in pl.MULTILABEL_COLUMNS]
     ordinal = ["median", "ridge", *(column for column, _ in pl.ORDINAL_COLUMNS)]
-    assert _columns(printed, "Label ranking, Hamming loss % (seed 004 Table 1") == [
+    assert _columns(printed, "Label ranking, Hamming loss % (Blondel (2019) Table 1") == [
         "data",
         *ranking,
     ]

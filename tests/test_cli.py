@@ -42,7 +42,7 @@ EXPLAIN_CASES = {
             "0 p0 + 1 p1 + 1 p2 + f0 <= u   (label 0)",
             "q = (1/3, 1/3, 1/3)   v = 2/3",
             "q = (1/2, 1/2,   0)   v = 1/2",
-            "total: 7 extreme points; the seed predicts 2^k - 1 (Theorem 5) = 7",
+            "total: 7 extreme points; Fathony et al. (2018a) predict 2^k - 1 (Theorem 5) = 7",
             "Theorem 5, Corollary 9",
             "closed_form",  # the agreement check lists every method
             "vertices",
@@ -52,7 +52,7 @@ EXPLAIN_CASES = {
         ["ordinal", "--k", "4"],
         [
             "3 q0 + 2 q1 + 1 q2 + 0 q3 - v >= 0   (action 3)",
-            "total: 10 extreme points; the seed predicts k(k+1)/2 (Theorem 6) = 10",
+            "total: 10 extreme points; Fathony et al. (2018a) predict k(k+1)/2 (Theorem 6) = 10",
             "q = (1/2,   0,   0, 1/2)   v = 3/2",
             "Theorem 6, Eq. 7, Corollary 10",
         ],
@@ -62,7 +62,7 @@ EXPLAIN_CASES = {
         [
             "recognised structure: squared(weight=2)",
             "8 q0 + 2 q1 + 0 q2 - v >= 0   (action 2)",
-            "total: 7 extreme points; the seed predicts k + (k+1)k(k-1)/6 (Theorem 7) = 7",
+            "total: 7 extreme points; Fathony et al. (2018a) predict k + (k+1)k(k-1)/6 (Theorem 7) = 7",
             "Theorem 7, Corollary 11",
         ],
     ),
@@ -71,7 +71,7 @@ EXPLAIN_CASES = {
         [
             "0.3 q0 + 0.3 q1 + 0.3 q2 - v >= 0   (action abstain)",
             "q = (7/10, 3/10,    0)   v = 3/10",
-            "the seed predicts k^2 for 0 < alpha < 1/2 (Theorem 12) = 9",
+            "Fathony et al. (2018a) predict k^2 for 0 < alpha < 1/2 (Theorem 12) = 9",
             "Theorem 13",
             "Corollary 14",
         ],

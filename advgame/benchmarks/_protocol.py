@@ -1,4 +1,4 @@
-"""Pieces of the seeds' evaluation protocols shared by the learning benchmarks."""
+"""Pieces of the papers' evaluation protocols shared by the learning benchmarks."""
 
 import statistics
 import sys

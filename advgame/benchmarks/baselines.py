@@ -1,4 +1,5 @@
-r"""The baselines seed 000 compares against (§7, Tables 2 and 4-6), each trained exactly.
+r"""The baselines Fathony et al. (2018a) compare against (§7, Tables 2 and 4-6), each trained
+exactly.
 
 Every baseline is a hinge-loss SVM on scores that are linear in (explicit) features,
 
@@ -22,7 +23,7 @@ theorem the optimal ``W`` lies in the span of the training features, so this is 
 hinge rows then hold about ``n (k - 1) n`` nonzeros, so exact RBF training is for a few hundred
 samples (vehicle's 592 take 10-25 s); larger sets need subsampling or a decomposition solver.
 
-Models (seed 000 §7):
+Models (Fathony et al. 2018a, §7):
 
 * Table 2: :class:`WestonWatkinsSVC`, :class:`CrammerSingerSVC`, :class:`LeeLinWahbaSVC`;
 * Tables 4-5: :class:`AllThresholdSVOR` (AT / SVORIM), :class:`ImmediateThresholdSVOR`
@@ -236,7 +237,7 @@ class _MulticlassHinge(_ExactHingeModel):
 
 
 class WestonWatkinsSVC(_MulticlassHinge):
-    r"""Weston-Watkins multiclass SVM, trained exactly (seed 000 Table 2, "WW").
+    r"""Weston-Watkins multiclass SVM, trained exactly (Fathony et al. 2018a, Table 2, "WW").
 
     .. math::
 
@@ -281,7 +282,7 @@ class WestonWatkinsSVC(_MulticlassHinge):
 
 
 class CrammerSingerSVC(_MulticlassHinge):
-    r"""Crammer-Singer multiclass SVM, trained exactly (seed 000 Table 2, "CS").
+    r"""Crammer-Singer multiclass SVM, trained exactly (Fathony et al. 2018a, Table 2, "CS").
 
     .. math::
 
@@ -304,7 +305,7 @@ class CrammerSingerSVC(_MulticlassHinge):
 
 
 class LeeLinWahbaSVC(_MulticlassHinge):
-    r"""Lee-Lin-Wahba multiclass SVM (absolute margins), trained exactly (seed 000 Table 2, "LLW").
+    r"""Lee-Lin-Wahba multiclass SVM (absolute margins), trained exactly (Fathony et al. 2018a, Table 2, "LLW").
 
     .. math::
 
@@ -314,7 +315,7 @@ class LeeLinWahbaSVC(_MulticlassHinge):
 
     with ``f_j(x) = w_j . z(x) + b_j`` (Lee, Lin & Wahba, 2004; their ``[f_j + 1/(k-1)]_+`` is
     the same model with scores scaled by ``k - 1`` and ``C`` by ``k - 1``).  The only Fisher
-    consistent one of the three SVMs (seed 000 §7.1).  Predicts the argmax.
+    consistent one of the three SVMs (Fathony et al. 2018a, §7.1).  Predicts the argmax.
 
     Parameters and attributes are those of :class:`WestonWatkinsSVC`.
     """
@@ -420,7 +421,7 @@ _ORDINAL_DOC = """
 class AllThresholdSVOR(_ThresholdHinge):
     r"""All-threshold support vector ordinal regression (SVORIM), trained exactly.
 
-    Seed 000 Tables 4-5 ("AT", "SVORIM"; Chu & Keerthi, 2005, implicit constraints):
+    Fathony et al. (2018a), Tables 4-5 ("AT", "SVORIM"; Chu & Keerthi, 2005, implicit constraints):
 
     .. math::
 
@@ -437,7 +438,7 @@ class AllThresholdSVOR(_ThresholdHinge):
 class ImmediateThresholdSVOR(_ThresholdHinge):
     r"""Immediate-threshold support vector ordinal regression (SVOREX), trained exactly.
 
-    Seed 000 Tables 4-5 ("IT", "SVOREX"; Chu & Keerthi, 2005, explicit constraints):
+    Fathony et al. (2018a), Tables 4-5 ("IT", "SVOREX"; Chu & Keerthi, 2005, explicit constraints):
 
     .. math::
 
@@ -488,7 +489,7 @@ class _Abstains:
 
 
 class OneVsAllAbstain(_Abstains, _MulticlassHinge):
-    r"""One-vs-all hinge SVMs with the abstain rule of Ramaswamy et al. (2018) (seed 000 Table 6).
+    r"""One-vs-all hinge SVMs with the abstain rule of Ramaswamy et al. (2018) (Fathony et al. 2018a, Table 6).
 
     Training solves the ``k`` binary SVMs (class ``j`` against the rest) as one QP,
 
@@ -499,7 +500,7 @@ class OneVsAllAbstain(_Abstains, _MulticlassHinge):
 
     and ``predict`` answers ``argmax_j f_j(x)`` if ``max_j f_j(x) >= threshold``, else returns
     ``abstain_label`` (the OVA predictor of Ramaswamy et al., consistent for ``alpha = 1/2``
-    with ``threshold`` in ``(-1, 1)``; seed 000 uses the default ``threshold = 0``).
+    with ``threshold`` in ``(-1, 1)``; Fathony et al. 2018a use the default ``threshold = 0``).
 
     Parameters
     ----------
@@ -534,12 +535,12 @@ class OneVsAllAbstain(_Abstains, _MulticlassHinge):
 
 
 class CrammerSingerAbstain(_Abstains, CrammerSingerSVC):
-    r"""Crammer-Singer SVM with the abstain rule of Ramaswamy et al. (2018) (seed 000 Table 6).
+    r"""Crammer-Singer SVM with the abstain rule of Ramaswamy et al. (2018) (Fathony et al. 2018a, Table 6).
 
     Trains :class:`CrammerSingerSVC`; ``predict`` answers ``argmax_j f_j(x)`` if the largest
     score exceeds the second largest by at least ``threshold`` (``f_(1) - f_(2) >= tau``), else
-    returns ``abstain_label`` (consistent for ``alpha = 1/2`` with ``tau`` in ``(0, 1)``; seed
-    000 uses the default ``tau = 0.5``).
+    returns ``abstain_label`` (consistent for ``alpha = 1/2`` with ``tau`` in ``(0, 1)``;
+    Fathony et al. 2018a use the default ``tau = 0.5``).
 
     Parameters
     ----------

@@ -20,8 +20,8 @@ Then, at ``n =`` :attr:`Settings.solve_rows`, the LP solved by HiGHS as the pred
 (``program.solve('highs')``) and as the adversary's (``program.dual().solve('highs')``), whose
 optima must agree; and the per-sample games, where the closed form takes over: ``Game(L).value``
 of the zero-one loss on :attr:`Settings.value_rows` rows of N(0, 1) potentials by its closed form
-(seed 000 Theorem 5) and by one LP per row (``method='lp'``), whose values must agree.  Every
-timing runs with one BLAS thread (``threadpoolctl``); HiGHS runs its own default threads.
+(Fathony et al. 2018a, Theorem 5) and by one LP per row (``method='lp'``), whose values must agree.
+Every timing runs with one BLAS thread (``threadpoolctl``); HiGHS runs its own default threads.
 """
 
 import gc
@@ -316,7 +316,7 @@ def format_report(records, meta):
         "",
         f"where the closed form takes over: Game(zero_one({K})).value(F) on "
         f"{values['rows']:,} rows of N(0, 1) potentials",
-        f"  closed form (seed 000 Theorem 5)  {1e3 * values['closed_form_s']:10.2f} ms  "
+        f"  closed form (Fathony et al. (2018a) Theorem 5)  {1e3 * values['closed_form_s']:10.2f} ms  "
         f"({values['closed_form_us_per_row']:.3f} us/row)",
         f"  method='lp' (HiGHS, one per row)  {1e3 * values['lp_s']:10.2f} ms  "
         f"({values['lp_us_per_row']:.1f} us/row): {values['lp_over_closed_form']:,.0f}x the "

@@ -1,4 +1,4 @@
-r"""``advgame bench graph``: the graph game of one structured example (seed 002), three ways.
+r"""``advgame bench graph``: the graph game of one structured example (Fathony et al. 2018b), three ways.
 
 For a graph, ``k`` labels and a loss (zero-one, ordinal, squared), each example draws node and
 edge potentials ``psi, Psi ~ N(0, 1)`` (seeded) and the game value is computed by
@@ -9,9 +9,10 @@ edge potentials ``psi, Psi ~ N(0, 1)`` (seeded) and the game value is computed b
     the model is built on an extra example before timing, so its one-off construction is not
     included;
 ``DD``
-    ``method='dual_decomposition'`` (forests only, seed 002 Theorem 2): column generation with the
-    node games' closed forms and a master LP built per example, certified by its duality gap and
-    falling back to the LP when the gap does not close (its time then includes the fallback);
+    ``method='dual_decomposition'`` (forests only, Fathony et al. 2018b, Theorem 2): column
+    generation with the node games' closed forms and a master LP built per example, certified by its
+    duality gap and falling back to the LP when the gap does not close (its time then includes the
+    fallback);
 ``brute force``
     :func:`advgame.graph.brute_force_game`, the ordinary game over all ``k^N`` joint labelings,
     where ``k^N <= MAX_BRUTE_FORCE_LABELINGS``.
@@ -221,8 +222,8 @@ def format_report(records, meta):
         f"N(0, 1) potentials, seed {meta['seed']}); DD/LP, brute/LP: time ratios to the LP; "
         "'-': not applicable (DD needs a forest; brute force needs k^N <= "
         f"{MAX_BRUTE_FORCE_LABELINGS:,}).",
-        "LP: persistent HiGHS model warm-started across examples (build excluded). DD: seed 002 "
-        "Theorem 2 by column generation, master LP built per example; certified: examples "
+        "LP: persistent HiGHS model warm-started across examples (build excluded). DD: "
+        "Fathony et al. (2018b) Theorem 2 by column generation, master LP built per example; certified: examples "
         "solved without LP fallback.",
         f"every value checked against the LP before its time is reported (|. - LP| <= "
         f"{CHECK_ATOL:g}; DD's gap must bound its distance).",

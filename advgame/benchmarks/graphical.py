@@ -1,7 +1,7 @@
-"""``advgame bench graphical``: seed 002's Table 1 protocol on synthetic ordinal sequences.
+"""``advgame bench graphical``: Fathony et al.'s (2018b) Table 1 protocol on synthetic ordinal sequences.
 
-Seed 002 §4.1 predicts ordinal emotion intensity (neutral < increasing < apex) along 167 facial
-image sequences, 20 random splits of 120 training and 47 test sequences, and compares the
+Fathony et al. (2018b, §4.1) predict ordinal emotion intensity (neutral < increasing < apex) along
+167 facial image sequences, 20 random splits of 120 training and 47 test sequences, and compares the
 adversarial graphical model (AGM) with a CRF and a structured SVM (SSVM) under six metrics: the
 zero-one, absolute and squared node losses, unweighted and weighted by the position in the
 sequence.  That data set is not redistributable, so this benchmark runs the same protocol on
@@ -37,7 +37,7 @@ from .oracle import machine_info, report_header, write_results
 
 __all__ = ["run", "Settings", "FULL", "QUICK", "METRICS", "PAPER_TABLE"]
 
-#: (name, loss, node weights) of the six metrics of seed 002 Table 1.
+#: (name, loss, node weights) of the six metrics of Fathony et al. (2018b), Table 1.
 METRICS = (
     ("zero-one, unweighted", "zero_one", None),
     ("absolute, unweighted", "ordinal", None),
@@ -46,7 +46,7 @@ METRICS = (
     ("absolute, weighted", "ordinal", "position"),
     ("squared, weighted", "squared", "position"),
 )
-#: Seed 002 Table 1 (facial emotion data): AGM, CRF, SSVM.
+#: Fathony et al. (2018b), Table 1 (facial emotion data): AGM, CRF, SSVM.
 PAPER_TABLE = {
     "zero-one, unweighted": (0.34, 0.32, 0.37),
     "absolute, unweighted": (0.33, 0.34, 0.40),
@@ -180,7 +180,8 @@ def format_report(records, meta, splits, n_sequences, n_train):
         report_header("graphical", meta),
         f"make_ordinal_sequences({n_sequences}), {splits} splits of {n_train} train / "
         f"{n_sequences - n_train} test sequences; mean test loss per node +- std over splits",
-        "(* best or not significantly worse, Wilcoxon p >= 0.05); paper = seed 002 Table 1 "
+        "(* best or not significantly worse, Wilcoxon p >= 0.05); paper = Fathony et al. (2018b) "
+        "Table 1 "
         "(facial emotion data: AGM / CRF / SSVM)",
         "",
         f"{'metric':<22}" + "".join(f"{m:>17}" for m in MODELS) + f"{'paper':>20}",

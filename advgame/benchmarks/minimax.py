@@ -1,9 +1,10 @@
-"""``advgame bench minimax``: seed 001's high-dimensional experiment and breast cancer.
+"""``advgame bench minimax``: Farnia and Tse's (2016) high-dimensional experiment and breast cancer.
 
-Protocol of seed 001 §5: each run splits the data 70/30 into train/test; the regularisation
-strength is chosen by training on a random 70% of the training part and validating on the rest
-over ``2^-10, 2^-8, .., 2^10``; the chosen model is refitted on the whole training part and its test
-error recorded; errors are averaged over the runs (the paper uses 1,000 runs; we default to 20).
+Protocol of Farnia and Tse (2016), §5: each run splits the data 70/30 into train/test; the
+regularisation strength is chosen by training on a random 70% of the training part and validating on
+the rest over ``2^-10, 2^-8, .., 2^10``; the chosen model is refitted on the whole training part and
+its test error recorded; errors are averaged over the runs (the paper uses 1,000 runs; we default to
+20).
 
 Models, as in the paper's implementation (gradient methods on Eq. 21 with an added
 ``lam ||alpha||_2^2``): mmSVM = ``MinimaxClassifier(loss='zero_one', norm=2, squared=True,
@@ -47,7 +48,7 @@ GRID = 2.0 ** np.arange(-10, 11, 2)
 #: ``--quick`` (for tests; numbers not comparable): one run over a coarse grid, synthetic
 #: problem with 2,000 features.
 QUICK_GRID = 2.0 ** np.arange(-10, 11, 5)
-#: Seed 001 §5, synthetic problem (percent error).
+#: Farnia and Tse (2016), §5, synthetic problem (percent error).
 PAPER_ERRORS = {"SVM": 20.6, "DRC": 20.4, "mmSVM": 20.0, "mmBC": 19.4}
 RUNS, QUICK_RUNS = 20, 1
 #: Fewer runs than this print no Wilcoxon marks.
@@ -77,7 +78,7 @@ QUICK = Settings(
 
 
 def synthetic(n=200, d=10_000, centred=False, random_state=0):
-    """Seed 001 §5: Bernoulli(0.75) features, ``y = sign(gamma^T x + z)``.
+    """Farnia and Tse (2016), §5: Bernoulli(0.75) features, ``y = sign(gamma^T x + z)``.
 
     ``centred=True`` uses ``gamma^T (x - 0.75)`` instead, which balances the classes.
     """
@@ -172,7 +173,7 @@ def format_report(records, meta):
         paper = {"mmSVM": 20.0, "mmBC": 19.4, "LinearSVC": 20.6}.get(model)
         lines.append(f"{model:<20}{cells}{'' if paper is None else f'{paper:>8.1f}'}")
     lines.append(
-        "paper (synthetic, seed 001 §5): SVM 20.6, DRC 20.4, mmSVM 20.0, mmBC 19.4; "
+        "paper (synthetic, Farnia and Tse (2016) §5): SVM 20.6, DRC 20.4, mmSVM 20.0, mmBC 19.4; "
         "runs: " + ", ".join(f"{r['problem']} {r['runs']}" for r in records)
     )
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-r"""``advgame bench prediction-sets``: seed 003's Tables 1-3 (generalised prediction sets) and timings.
+r"""``advgame bench prediction-sets``: Wang and Qiao's (2022) Tables 1-3 (generalised prediction sets) and timings.
 
 Methods (columns, in this order, :data:`METHODS`): KDE, OCSVM, BSVM, GPS and GPSKFS
 (:class:`advgame.GeneralizedPredictionSet` without and with kernel feature selection).  The
@@ -7,7 +7,7 @@ paper's BCOPS-RF column (a random-forest method of Guan and Tibshirani) is not r
 Experiments, one replication ``r`` each (everything seeded by ``SEED + r``, so a run is
 reproducible bit for bit):
 
-``example1`` (seed 003 Table 1, ``γ = 0.05``)
+``example1`` (Wang and Qiao 2022, Table 1, ``γ = 0.05``)
     One draw of :func:`advgame.datasets.make_prediction_set_example1` with
     ``n_per_class = N + N_test`` and ``N_out`` outliers, split into a training part (``N`` points
     per class, no outliers) and a test part (the other class points and all outliers).  The class
@@ -25,9 +25,9 @@ The test part is split at random into an unlabelled part (``M`` points), which G
 BSVM use in training (the paper trains on a subset of the test data), and an evaluation part (the
 rest), on which alone the metrics are computed.
 
-Every method gets split-conformal class thresholds (seed 003 App. A.3): each class's training
-points are split 70/30 at random; the method is fitted on the 70%, its class score is evaluated
-on the 30% calibration points, and the threshold is
+Every method gets split-conformal class thresholds (Wang and Qiao 2022, App. A.3): each class's
+training points are split 70/30 at random; the method is fitted on the 70%, its class score is
+evaluated on the 30% calibration points, and the threshold is
 :func:`~advgame.models.prediction_sets.conformal_threshold` of those scores at ``γ``; the
 prediction set is ``{k : score_k(x) >= tau_k}``.  GPS and GPSKFS do this internally
 (``calibration=0.3``); the baselines (scikit-learn) use :class:`ConformalBaseline` with the
@@ -57,7 +57,7 @@ error) over 200 replications, and says per method and class whether the mean cov
 (cardinality 0 or ``K`` in every replication, as a scorer that ignores its input gives) is
 flagged ``degenerate``.
 
-Timings: (a) one class's dual QP (seed 003 Eq. 7; RBF, median width) built by
+Timings: (a) one class's dual QP (Wang and Qiao 2022, Eq. 7; RBF, median width) built by
 :func:`~advgame.models.prediction_sets.class_dual_program` from Example 1 (``n_k`` class points
 against ``m`` mixed test points) and solved by HiGHS and by cvxpy, once each; (b)
 ``GeneralizedPredictionSet.fit`` on an Example 1 training draw with ``n_jobs=1`` and
@@ -116,9 +116,10 @@ __all__ = [
 
 #: Replication ``r`` is seeded by ``SEED + r``.
 SEED = 0
-#: Columns of the tables (seed 003's BCOPS-RF is not reproduced).
+#: Columns of the tables (the BCOPS-RF column of Wang and Qiao 2022 is not reproduced).
 METHODS = ("KDE", "OCSVM", "BSVM", "GPS", "GPSKFS")
-#: Share of each class's training points held out to calibrate its threshold (seed 003 App. A.3).
+#: Share of each class's training points held out to calibrate its threshold (Wang and Qiao 2022,
+#: App. A.3).
 CALIBRATION = 0.3
 #: Processes per GPS fit (classes are independent QPs; this machine class has 2 cores).
 N_JOBS = 2
@@ -128,13 +129,18 @@ BLAS_THREADS = 1
 QP_BACKENDS = ("ipm", "highs", "cvxpy")
 #: Repeats of each GPS fit timing (the median is reported).
 FIT_REPEATS = 3
-#: Normal classes of the digits experiment (seed 003's zipcode protocol); the rest are outliers.
+#: Normal classes of the digits experiment (the zipcode protocol of Wang and Qiao 2022); the rest
+#: are outliers.
 DIGITS_CLASSES = (0, 6, 8, 9)
 #: (name, γ, table title).
 EXPERIMENTS = (
-    ("example1", 0.05, "Example 1 (seed 003 Table 1)"),
-    ("example2", 0.01, "Example 2 (seed 003 Table 2)"),
-    ("digits", 0.01, "optdigits 0/6/8/9 vs the rest (paper: zipcode, seed 003 Table 3)"),
+    ("example1", 0.05, "Example 1 (Wang and Qiao (2022) Table 1)"),
+    ("example2", 0.01, "Example 2 (Wang and Qiao (2022) Table 2)"),
+    (
+        "digits",
+        0.01,
+        "optdigits 0/6/8/9 vs the rest (paper: zipcode, Wang and Qiao (2022) Table 3)",
+    ),
 )
 
 
@@ -183,10 +189,11 @@ QUICK = Settings(
     qp_unlabeled=100,
 )
 
-# Seed 003 Tables 1-3 (200 replications): per row, (mean, standard error) for KDE, OCSVM, BSVM,
-# GPS, GPSKFS (BCOPS-RF dropped).  Transcribed from the OCR'd copy; the cells in PAPER_DOUBTFUL
-# were garbled there (dropped decimal points, 9 read as 0) and are the reading most consistent
-# with the text ("all methods ... at least 95%") and with card = (1 - outlier share) cond. card.
+# Wang and Qiao (2022), Tables 1-3 (200 replications): per row, (mean, standard error) for KDE,
+# OCSVM, BSVM, GPS, GPSKFS (BCOPS-RF dropped).  Transcribed from the OCR'd copy; the cells in
+# PAPER_DOUBTFUL were garbled there (dropped decimal points, 9 read as 0) and are the reading most
+# consistent with the text ("all methods ... at least 95%") and with card = (1 - outlier share)
+# cond. card.
 PAPER = {
     "example1": {
         "coverage": (
@@ -291,8 +298,8 @@ def bsvm_scorer(X_fit, X_unlabeled, error_rate, params, random_state):
 
 #: Baseline name -> ``scorer(X_fit, X_unlabeled, γ, params, seed)`` returning ``score(X) -> (n,)``.
 SCORERS = {"KDE": kde_scorer, "OCSVM": ocsvm_scorer, "BSVM": bsvm_scorer}
-#: Baseline name -> candidate ``params``, tuned like GPS's width and C (seed 003 App. A.3): the
-#: same width factors; BSVM's ``C`` over App. A.3's decades around 1.
+#: Baseline name -> candidate ``params``, tuned like GPS's width and C (Wang and Qiao 2022, App.
+#: A.3): the same width factors; BSVM's ``C`` over App. A.3's decades around 1.
 BASELINE_GRIDS = {
     "KDE": [(f, None) for f in WIDTH_FACTORS],
     "OCSVM": [(f, None) for f in WIDTH_FACTORS],
@@ -301,7 +308,7 @@ BASELINE_GRIDS = {
 
 
 class ConformalBaseline:
-    """A per-class score made a prediction set by split-conformal thresholds (seed 003 App. A.3).
+    """A per-class score made a prediction set by split-conformal thresholds (Wang and Qiao 2022, App. A.3).
 
     The same rules as :class:`~advgame.GeneralizedPredictionSet`: per class a seeded ``n_cal =
     min(max(floor(calibration n_k), 1), n_k - 1)`` points are held out for the threshold; on the
@@ -565,7 +572,7 @@ def _table(experiment, gamma, title, records):
     paper_label = "zipcode" if experiment == "digits" else "paper"
     lines = [
         f"{title}, γ = {gamma}: mean (standard error) over replications; '{paper_label}' rows: "
-        "seed 003's published mean (SE) over 200 replications",
+        "Wang and Qiao's (2022) published mean (SE) over 200 replications",
         f"{'':<26}" + "".join(f"{m:>{width}}" for m in methods),
     ]
     rows = [(f"coverage class {k + 1}", "coverage", k) for k in range(records[0]["n_classes"])]

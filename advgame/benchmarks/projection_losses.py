@@ -1,6 +1,7 @@
-r"""``advgame bench projection-losses``: seed 004's experiments (Tables 1, 2, 4, 6, 7) on vendored data.
+r"""``advgame bench projection-losses``: Blondel's (2019) experiments (Tables 1, 2, 4, 6, 7) on
+vendored data.
 
-Protocol (seed 004 §6 and App. B): features standardised on the training part; a random 80/20
+Protocol (Blondel 2019, §6 and App. B): features standardised on the training part; a random 80/20
 train/test split; 25% of the training part held out to choose :math:`\lambda` (``alpha``) among
 ten log-spaced values in :math:`[10^{-4}, 10^4]`; the model refitted on the whole training part
 with the chosen value and scored on the test part.  The paper reports one split; this benchmark
@@ -12,7 +13,7 @@ at least :data:`MIN_SPLITS_FOR_TEST` splits.  Published numbers are printed besi
 ``label ranking`` (Tables 1 and 2, and the permutahedron column of Table 3)
     :class:`advgame.LabelRanker` with every (projection set, decoding set) pair of the tables, in
     the Euclidean (Table 1) and KL (Table 2) geometries, plus :class:`advgame.AdversarialMatching`
-    (the Birkhoff game of DESIGN App. B, not in the paper; ``alpha`` from
+    (the Birkhoff game of Fathony et al. 2018c, not in the paper; ``alpha`` from
     :data:`MATCHING_GRID`).  Metric: the entry-wise Hamming loss
     between the true and decoded permutation matrices in %, as in the tables.  Data: the
     vendored iris, wine, vehicle and authorship files (glass and vowel are not vendored).
@@ -28,7 +29,7 @@ at least :data:`MIN_SPLITS_FOR_TEST` splits.  Published numbers are printed besi
     to the nearest class (``sklearn.linear_model.Ridge``, ``alpha`` chosen the same way).  Metric:
     mean absolute error in classes.  Data: machine CPU and abalone discretised into 5 and 10
     equal-frequency bins (:func:`advgame.datasets.quantile_bins` on the training part, as the data
-    notice asks), and the red-wine quality scores, which seed 004 Table 4 includes.
+    notice asks), and the red-wine quality scores, which Table 4 of Blondel (2019) includes.
 """
 
 import warnings
@@ -51,7 +52,7 @@ __all__ = ["run", "Settings", "FULL", "QUICK", "RANKING_COLUMNS", "PAPER_RANKING
 
 #: Seed of the splits.
 SEED = 0
-#: Regularisation values tried on the validation part (seed 004 App. B).
+#: Regularisation values tried on the validation part (Blondel 2019, App. B).
 GRID = tuple(np.logspace(-4, 4, 10))
 TEST_FRACTION, VALIDATION_FRACTION = 0.2, 0.25
 #: Fewer splits than this print no significance marks: with 5 pairs the smallest two-sided
@@ -77,7 +78,7 @@ RANKING_COLUMNS = (
     ("KL", "row/B", "row_stochastic", "kl", "birkhoff"),
     ("KL", "B/B", "birkhoff", "kl", "birkhoff"),
 )
-#: Seed 004 Tables 1 and 2 (Hamming loss %, one split); P/P from Table 3 (linear model).
+#: Blondel (2019), Tables 1 and 2 (Hamming loss %, one split); P/P from Table 3 (linear model).
 PAPER_RANKING = {
     "Euclidean": {
         "authorship": (12.83, 5.62, 5.70, 5.18, 5.70, 5.10, 10.06, None),
@@ -99,11 +100,11 @@ MULTILABEL_COLUMNS = (
     ("[0,1]/K", "unit_cube", "knapsack"),
     ("K/K", "knapsack", "knapsack"),
 )
-#: Seed 004 yeast row: Table 6 (accuracy %) and Table 7 (F1 %).
+#: Blondel (2019) yeast row: Table 6 (accuracy %) and Table 7 (F1 %).
 PAPER_YEAST = {"accuracy": (79.75, 79.70, 79.75, 79.71), "F1": (60.24, 60.20, 60.23, 60.06)}
 #: (column, projection set) of Table 4, all decoded on the order simplex (O).
 ORDINAL_COLUMNS = (("R/O", "none"), ("[0,1]/O", "unit_cube"), ("O/O", "order_simplex"))
-#: Seed 004 Table 4, Winequality-red row: median, ridge, R/O, [0,1]/O, O/O.
+#: Blondel (2019), Table 4, Winequality-red row: median, ridge, R/O, [0,1]/O, O/O.
 PAPER_REDWINE = (0.66, 0.46, 0.45, 0.46, 0.46)
 
 
@@ -255,7 +256,7 @@ def _mae(estimator, X, y):
 
 
 class _RoundedRidge:
-    """Ridge regression on the class index, rounded to the nearest class (seed 004 Table 4)."""
+    """Ridge regression on the class index, rounded to the nearest class (Blondel 2019, Table 4)."""
 
     def __init__(self, alpha, n_classes):
         self.alpha, self.n_classes = alpha, n_classes
@@ -334,12 +335,12 @@ def format_report(records, meta, settings):
         "",
     ]
     titles = (
-        ("Euclidean", "Label ranking, Hamming loss % (seed 004 Table 1; P/P: Table 3)", 2),
-        ("KL", "Label ranking, Hamming loss %, KL projections (seed 004 Table 2)", 2),
-        ("accuracy", "Multilabel yeast, accuracy % = 1 - Hamming (seed 004 Table 6)", 2),
-        ("F1", "Multilabel yeast, example-based F1 % (seed 004 Table 7)", 2),
+        ("Euclidean", "Label ranking, Hamming loss % (Blondel (2019) Table 1; P/P: Table 3)", 2),
+        ("KL", "Label ranking, Hamming loss %, KL projections (Blondel (2019) Table 2)", 2),
+        ("accuracy", "Multilabel yeast, accuracy % = 1 - Hamming (Blondel (2019) Table 6)", 2),
+        ("F1", "Multilabel yeast, example-based F1 % (Blondel (2019) Table 7)", 2),
         ("micro F1", "Multilabel yeast, micro-averaged F1 %", 2),
-        ("ordinal", "Ordinal regression, MAE in classes (seed 004 Table 4)", 3),
+        ("ordinal", "Ordinal regression, MAE in classes (Blondel (2019) Table 4)", 3),
     )
     papers = {
         **PAPER_RANKING,

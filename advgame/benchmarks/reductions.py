@@ -1,4 +1,5 @@
-r"""The reduction baselines of seed 000 Table 4 (ordinal / cost-sensitive), each trained exactly.
+r"""The reduction baselines of Fathony et al. (2018a), Table 4 (ordinal / cost-sensitive), each
+trained exactly.
 
 Each model reduces cost-sensitive classification with a cost matrix ``C[y, j]`` (the loss of
 predicting class ``j`` when the truth is ``y``; by default the absolute cost ``|y - j|`` of
@@ -25,7 +26,7 @@ small function of the labels; the QP is built with :class:`advgame.compile.Progr
 machinery of :mod:`advgame.benchmarks.baselines` and solved by cvxpy (Clarabel) or HiGHS.
 ``kernel='rbf'`` uses the explicit eigen features described there.
 
-Models (seed 000 §7.2, Table 4):
+Models (Fathony et al. 2018a, §7.2, Table 4):
 
 * :class:`ReductionThresholdSVOR` (RED-th) and :class:`ReductionMulticlassSVOR` (RED-mc), Li &
   Lin (2007);
@@ -251,7 +252,7 @@ _RED_NOTES = """
 
 
 class ReductionThresholdSVOR(_ExtendedBinary):
-    r"""RED-th: SVM on Li & Lin's extended binary examples, threshold model (seed 000 Table 4).
+    r"""RED-th: SVM on Li & Lin's extended binary examples, threshold model (Fathony et al. 2018a, Table 4).
 
     Li & Lin (2007), "Ordinal regression by extended binary classification", with the threshold
     model and an SVM as binary learner.  Classes ``0..k-1`` in ``classes_`` order; every sample
@@ -286,9 +287,9 @@ class ReductionThresholdSVOR(_ExtendedBinary):
 class ReductionMulticlassSVOR(_ExtendedBinary):
     r"""RED-mc: Li & Lin's extended binary examples with a direction per threshold (Table 4).
 
-    Seed 000 calls it the "reduction framework algorithm using multiclass features" (Li & Lin,
-    2007).  *Our reading*: the extended examples, labels, weights and threshold regularisation
-    of :class:`ReductionThresholdSVOR`, but with a separate direction per threshold,
+    Fathony et al. (2018a) call it the "reduction framework algorithm using multiclass features" (Li
+    & Lin, 2007).  *Our reading*: the extended examples, labels, weights and threshold
+    regularisation of :class:`ReductionThresholdSVOR`, but with a separate direction per threshold,
     ``g(x, t) = w_t \cdot z(x) - \theta_t`` (features ``z(x) \otimes e_t``):
 
     .. math::
@@ -315,7 +316,7 @@ class ReductionMulticlassSVOR(_ExtendedBinary):
 
 # ----------------------------------------------------------------------------------- CSOSR
 class OneSidedRegressionSVC(_ReductionSVC):
-    r"""CSOSR: cost-sensitive one-sided support vector regression (seed 000 Table 4).
+    r"""CSOSR: cost-sensitive one-sided support vector regression (Fathony et al. 2018a, Table 4).
 
     Tu & Lin (2010), "One-sided support vector regression for multiclass cost-sensitive
     classification".  One regressor per class, ``r_k(x) = w_k \cdot z(x) + b_k`` (``b_k``
@@ -365,7 +366,7 @@ class OneSidedRegressionSVC(_ReductionSVC):
 
 # ----------------------------------------------------------------------------- CSOVO, CSOVA
 class CostSensitiveOneVsOneSVC(_ReductionSVC):
-    r"""CSOVO: cost-sensitive one-versus-one SVMs (seed 000 Table 4).
+    r"""CSOVO: cost-sensitive one-versus-one SVMs (Fathony et al. 2018a, Table 4).
 
     Lin (2014), "Reduction from cost-sensitive multiclass classification to one-versus-one binary
     classification".  For every pair ``i < j`` a binary hinge SVM
@@ -425,11 +426,11 @@ class CostSensitiveOneVsOneSVC(_ReductionSVC):
 
 
 class CostSensitiveOneVsAllSVC(_ReductionSVC):
-    r"""CSOVA: cost transformation plus one-versus-all SVMs (seed 000 Table 4).
+    r"""CSOVA: cost transformation plus one-versus-all SVMs (Fathony et al. 2018a, Table 4).
 
-    *Our reading* of the cost-sensitive one-versus-all baseline of seed 000 (Lin, 2008: the cost
-    transformation that reduces cost-sensitive to weighted multiclass classification, followed
-    by one-versus-all SVMs).  With ``c_n = C[y_n, :]`` and
+    *Our reading* of the cost-sensitive one-versus-all baseline of Fathony et al. (2018a) (Lin,
+    2008: the cost transformation that reduces cost-sensitive to weighted multiclass classification,
+    followed by one-versus-all SVMs).  With ``c_n = C[y_n, :]`` and
     ``q_n[l] = \max_j c_n[j] - c_n[l] \ge 0``, sample ``n`` becomes the relabelled copies
     ``(x_n, l)`` with weights ``q_n[l]``; class ``l``'s binary hinge SVM
     ``f_l(x) = w_l \cdot z(x) + b_l`` (``b_l`` unregularised) takes the copies labelled ``l`` as

@@ -1,4 +1,5 @@
-r"""``advgame reproduce seed000``: seed 000's experiments (§7, Tables 2, 4, 5 and 6) on vendored data.
+r"""``advgame reproduce seed000``: Fathony et al.'s (2018a) experiments (§7, Tables 2, 4, 5 and 6)
+on vendored data.
 
 Models
     ``zero-one`` (Table 2, accuracy %): :class:`advgame.AdversarialClassifier` with
@@ -7,8 +8,8 @@ Models
     :class:`~advgame.benchmarks.baselines.LeeLinWahbaSVC` (LLW) and scikit-learn's
     ``LogisticRegression`` (LR, not in the paper).
     ``ordinal`` (Table 4, mean absolute error in classes): ``AdversarialClassifier(loss='ordinal')``
-    with thresholded features (AL-th, seed 000 §3.2.1 ``phi_th``) and with multiclass features
-    (AL-mc), against :class:`~advgame.benchmarks.baselines.AllThresholdSVOR` (AT),
+    with thresholded features (AL-th, Fathony et al. 2018a, §3.2.1 ``phi_th``) and with multiclass
+    features (AL-mc), against :class:`~advgame.benchmarks.baselines.AllThresholdSVOR` (AT),
     :class:`~advgame.benchmarks.baselines.ImmediateThresholdSVOR` (IT) and the reductions of
     :mod:`advgame.benchmarks.reductions` (RED-th, RED-mc, CSOSR, CSOVO, CSOVA).
     Table 5 (Gaussian kernel): AL-th against AT (SVORIM) and IT (SVOREX).
@@ -18,7 +19,7 @@ Models
     :class:`~advgame.benchmarks.baselines.OneVsAllAbstain` (OVA, ``tau = 0``) and
     :class:`~advgame.benchmarks.baselines.CrammerSingerAbstain` (CS, ``tau = 1/2``).
 
-Protocol (seed 000 §7) and its deviations
+Protocol (Fathony et al. 2018a, §7) and its deviations
     * Tuning, as the paper: once per data set and model, by two-stage k-fold cross-validation on
       the training part of the first split (:func:`tune`); then every model is trained with its
       chosen values on each of the random 70/30 splits (20 in the full run) and tested on the
@@ -46,11 +47,11 @@ Protocol (seed 000 §7) and its deviations
     * Data: the data sets of the tables available offline -- iris (scikit-learn), vehicle,
       redwine, segment, satimage (the paper's "sat") and optdigits for Tables 2 and 6;
       machinecpu and abalone, discretised into :data:`ORDINAL_BINS` = 5 equal-frequency bins on
-      the training part (:func:`advgame.datasets.quantile_bins`), for Tables 4 and 5.  Seed
-      000's Table 3 lists 10 classes for both, but its MAEs match 5 bins, not 10: on machinecpu
-      (4 splits) every model scores 0.41-0.47 with 5 bins (published 0.45-0.52) and 0.91-1.06
-      with 10.  Glass, ecoli, pageblocks, libras, vertebral, breasttissue and the other ordinal
-      sets are not vendored.  The larger data sets are subsampled per split to the rows of
+      the training part (:func:`advgame.datasets.quantile_bins`), for Tables 4 and 5.  Table 3
+      of Fathony et al. (2018a) lists 10 classes for both, but its MAEs match 5 bins, not 10: on
+      machinecpu (4 splits) every model scores 0.41-0.47 with 5 bins (published 0.45-0.52) and
+      0.91-1.06 with 10.  Glass, ecoli, pageblocks, libras, vertebral, breasttissue and the other
+      ordinal sets are not vendored.  The larger data sets are subsampled per split to the rows of
       :data:`FULL_ROWS` (a fresh subsample each split) before the 70/30 split: redwine, segment
       and abalone 1000 (700 train), satimage 600 (420), optdigits 500 (350), against the
       paper's 1119, 1617, 2923, 4435 and 3823 training rows; the exact SVM QPs grow fast with
@@ -130,7 +131,8 @@ ALPHA = 0.5
 FULL_ROWS = {"redwine": 1000, "segment": 1000, "abalone": 1000, "satimage": 600, "optdigits": 500}
 #: Fewer splits than this print no marks (with 5 pairs the smallest exact Wilcoxon p is 0.0625).
 MIN_SPLITS_FOR_TEST = 6
-#: Ordinal classes: 5, which the published MAEs match (seed 000 Table 3 says 10; see above).
+#: Ordinal classes: 5, which the published MAEs match (Table 3 of Fathony et al. 2018a says 10; see
+#: above).
 ORDINAL_BINS = 5
 
 ZERO_ONE_COLUMNS = ("AL01", "WW", "CS", "LLW", "LR")
@@ -147,8 +149,8 @@ COLUMNS = {
     ("abstain", "rbf"): ABSTAIN_COLUMNS,
 }
 
-#: Seed 000's published mean (sd) per (table, kernel) and data set, in the column order above
-#: (LR is not in the paper); abstention cells add the % abstained.
+#: Fathony et al.'s (2018a) published mean (sd) per (table, kernel) and data set, in the column
+#: order above (LR is not in the paper); abstention cells add the % abstained.
 PAPER = {
     ("zero-one", "linear"): {
         "iris": ((96.3, 3.1), (96.0, 2.6), (96.3, 2.4), (79.7, 5.5)),
@@ -209,17 +211,18 @@ PAPER = {
     },
 }
 TITLES = {
-    ("zero-one", "linear"): "Zero-one: accuracy % (seed 000 Table 2, linear; LR not in the paper)",
-    ("zero-one", "rbf"): "Zero-one: accuracy % (seed 000 Table 2, Gaussian; LR not in the paper)",
-    ("ordinal", "linear"): f"Ordinal: MAE in classes, {ORDINAL_BINS} bins (seed 000 Table 4)",
-    (
-        "ordinal",
-        "rbf",
-    ): f"Ordinal: MAE in classes, {ORDINAL_BINS} bins (seed 000 Table 5, Gaussian)",
-    ("abstain", "linear"): f"Abstention: loss with alpha = {ALPHA:g} [% abstained] (seed 000 "
-    "Table 6, linear)",
-    ("abstain", "rbf"): f"Abstention: loss with alpha = {ALPHA:g} [% abstained] (seed 000 "
-    "Table 6, Gaussian)",
+    ("zero-one", "linear"): "Zero-one: accuracy % (Fathony et al. (2018a) Table 2, linear; LR not "
+    "in the paper)",
+    ("zero-one", "rbf"): "Zero-one: accuracy % (Fathony et al. (2018a) Table 2, Gaussian; LR not "
+    "in the paper)",
+    ("ordinal", "linear"): f"Ordinal: MAE in classes, {ORDINAL_BINS} bins (Fathony et al. (2018a) "
+    "Table 4)",
+    ("ordinal", "rbf"): f"Ordinal: MAE in classes, {ORDINAL_BINS} bins (Fathony et al. (2018a) "
+    "Table 5, Gaussian)",
+    ("abstain", "linear"): f"Abstention: loss with alpha = {ALPHA:g} [% abstained] (Fathony et al. "
+    "(2018a) Table 6, linear)",
+    ("abstain", "rbf"): f"Abstention: loss with alpha = {ALPHA:g} [% abstained] (Fathony et al. "
+    "(2018a) Table 6, Gaussian)",
 }
 
 
@@ -362,7 +365,7 @@ def _zero_one_loss(predicted, y):
 
 
 def _abstention_loss(predicted, y):
-    """Seed 000 §7.3: 0 if right, 1 if wrong, ``ALPHA`` if abstained (``-1``)."""
+    """Fathony et al. (2018a), §7.3: 0 if right, 1 if wrong, ``ALPHA`` if abstained (``-1``)."""
     abstained = predicted == -1
     return float(np.mean(np.where(abstained, ALPHA, predicted != y)))
 
@@ -450,7 +453,7 @@ def _neighbours(params, factors):
 
 
 def tune(plans, X, y, train, tuning, rank, seed, jobs=1, progress=None, stratified=False):
-    """Seed 000 §7's two-stage k-fold cross-validation on the rows ``train``.
+    """The two-stage k-fold cross-validation of Fathony et al. (2018a, §7) on the rows ``train``.
 
     ``progress``, if given, is called with a line before each stage; ``stratified`` folds keep
     the class proportions of ``y[train]`` (so that every training fold sees every class with two
@@ -749,7 +752,8 @@ def format_report(records, meta, settings):
         f"{_describe(settings.linear)}; Gaussian {_describe(settings.rbf)} (SVMs, LR: "
         "C = 1/(n lambda)).",
         "mean(sd) over splits; * = best or not significantly worse (Wilcoxon p >= 0.05, >= "
-        f"{MIN_SPLITS_FOR_TEST} splits); paper rows: seed 000's numbers (its 20 splits of the "
+        f"{MIN_SPLITS_FOR_TEST} splits); paper rows: the numbers of Fathony et al. (2018a) "
+        "(their 20 splits of the "
         "full data), averages recomputed over the data sets shown",
         "",
     ]
@@ -812,7 +816,8 @@ def run(quick=False, out=None, print_fn=print):
 
 
 # --------------------------------------------------------------------- advgame compare (your data)
-#: ``advgame compare --loss``: the table of seed 000's protocol that each loss is scored by.
+#: ``advgame compare --loss``: the table of Fathony et al.'s (2018a) protocol that each loss is
+#: scored by.
 COMPARE_LOSSES = {"zero_one": "zero-one", "ordinal": "ordinal", "abstain": "abstain"}
 #: Default settings of :func:`compare`: 10 splits (enough for the Wilcoxon marks); linear:
 #: 3-fold CV over 5 values of ``lambda``, then the winner times 1/3 and 3 (the paper's two
@@ -850,7 +855,7 @@ _CITATION = (
 
 def compare_plans(table, kernel="linear"):
     """The models of ``table`` (``'zero-one'``, ``'ordinal'``, ``'abstain'``): the adversarial
-    model first, then the baselines seed 000 compares it with (:data:`COLUMNS`)."""
+    model first, then the baselines Fathony et al. (2018a) compare it with (:data:`COLUMNS`)."""
     if table == "ordinal":
         return _ordinal_plans(kernel)
     plans = [
@@ -928,7 +933,7 @@ def _compare_target(y, table, bins, test_fraction):
             raise ValueError(
                 f"the target has {len(names)} distinct values, over {MAX_ORDINAL_CLASSES} ordinal "
                 "classes; for a continuous target give bins (--bins 5: equal-frequency classes, "
-                "as seed 000's protocol)."
+                "as in the protocol of Fathony et al. 2018a)."
             )
     _check_classes(names, counts, "the target", test_fraction)
     shown = ", ".join(str(n) for n in names[:10]) + (", ..." if len(names) > 10 else "")
@@ -951,7 +956,7 @@ def compare(
     name="data",
     progress=None,
 ):
-    """The adversarial model against its baselines on your data, by seed 000's protocol.
+    """The adversarial model against its baselines on your data, by Fathony et al.'s (2018a) protocol.
 
     Runs the evaluation protocol of Fathony et al., "Consistent Robust Adversarial Prediction
     for General Multiclass Classification" (arXiv:1812.07526, 2018), §7 -- the same
@@ -986,7 +991,7 @@ def compare(
         ``'rbf'``: Gaussian kernel principal components as features, the width tuned too.
     bins : int or None
         Ordinal loss only: turn a numeric target into this many equal-frequency classes, edges
-        from each training part (as seed 000 does for regression data).
+        from each training part (as Fathony et al. 2018a do for regression data).
     max_rows : int or None
         Subsample this many rows afresh for each split (before splitting); needed, at most
         :data:`MAX_COMPARE_ROWS`, for data with more rows than that.

@@ -1,4 +1,4 @@
-r"""Compile the learning problem of a graph game (seed 002; DESIGN §2 and Appendix A).
+r"""Compile the learning problem of a graph game (Fathony et al. 2018b; docs/design.md, Appendix A).
 
 Each example ``s`` is a graph with the additive loss ``sum_i w_i L[a_i, y_i]`` and the adversary's
 region marginals ``mu_s`` in the marginal polytope (:meth:`advgame.GraphGame.inner_program`):

@@ -1,4 +1,4 @@
-r"""Compile the learning problem into one convex program (DESIGN §2, seed 000 Theorem 2).
+r"""Compile the learning problem into one convex program (Fathony et al. 2018a, Theorem 2).
 
 By LP duality each sample's game value is ``min_{p_i in Δ_l} max_j (L^T p_i + f_i)_j``, so
 
@@ -52,13 +52,13 @@ class LearningSolution:
     objective : float
         The optimal learning objective.
     P : ndarray of shape (n, l), or per family
-        Each sample's minimax predictor ``p*_i`` (seed 000 Eq. 9); ``(n, k, k)`` doubly
+        Each sample's minimax predictor ``p*_i`` (Fathony et al. 2018a, Eq. 9); ``(n, k, k)`` doubly
         stochastic matrices for the Birkhoff game, a list of ``(N_s, l)`` node marginals for
         graph games.
     Q : ndarray of shape (n, k), per family, or None
         Each sample's worst-case conditional ``q*_i``: the multipliers of sample ``i``'s ``game``
-        rows divided by its weight (seed 000 Theorem 2: the adversary's side of the saddle
-        point); shaped like ``P``.  None when the backend gave no multipliers.
+        rows divided by its weight (Fathony et al. 2018a, Theorem 2: the adversary's side of the
+        saddle point); shaped like ``P``.  None when the backend gave no multipliers.
     duals : dict
         The multipliers of every constraint group, by name.
     solution : Solution
@@ -148,7 +148,7 @@ class LearningProgram(ProgramView):
     r"""The compiled learning problem of a declared game: the predictor's program (the primal),
     the adversary's program (:meth:`dual`), and their LaTeX.
 
-    The primal is seed 000's learning problem with each game dualised (DESIGN §2):
+    The primal is Fathony et al.'s (2018a) learning problem with each game dualised:
 
     .. math::  \min_{\theta, u, p}\ \sum_i w_i (u_i - f_{i, y_i}(\theta)) + R(\theta)
                \quad\text{s.t.}\quad u_i \ge (L^\top p_i)_j + f_{ij}(\theta),\ p_i \in \Delta_l;
@@ -344,7 +344,8 @@ def compile_cuts(loss_matrix, fmap, uncertainty, D, y, weights, cut_rows, cut_Q)
     Every ``q`` in the simplex gives ``value(f) >= H_L(q) + q^T f`` (``H_L(q) = min_a (Lq)_a``),
     so the cuts ``u_i >= H_L(q_t) + q_t^T f_i(theta)`` for collected pairs ``(i, q_t)`` relax the
     program: its optimum is a lower bound on the learning objective, and equals it once the
-    optimal adversaries are among the cuts (seed 000 Theorem 19 gives them as ``q*``).
+    optimal adversaries are among the cuts (Theorem 19 of Fathony et al. 2018a gives them as
+    ``q*``).
 
     Parameters
     ----------

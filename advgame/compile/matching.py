@@ -1,4 +1,4 @@
-r"""Compile the Birkhoff (permutation) game's learning problem (DESIGN App. B, DESIGN §2).
+r"""Compile the Birkhoff (permutation) game's learning problem (Fathony et al. 2018c).
 
 Labels are permutations of ``k`` items, given as rankings ``R[i, j]`` = rank of item ``j``
 (1 = best) and encoded as permutation matrices ``P_i[j, R_ij - 1] = 1``.  A linear model scores

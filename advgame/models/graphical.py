@@ -1,8 +1,8 @@
-r"""Adversarial graphical models and their peers on sequences and graphs (seed 002).
+r"""Adversarial graphical models and their peers on sequences and graphs (Fathony et al. 2018b).
 
 Every example is a graph (a chain by default) with node inputs ``x_i``, optional edge inputs
-``z_e`` and labels ``y_i in {0..k-1}``.  Features decompose over nodes and edges (DESIGN
-Appendix A),
+``z_e`` and labels ``y_i in {0..k-1}``.  Features decompose over nodes and edges (the design
+notes, docs/design.md, Appendix A),
 
 .. math::  \phi(x, y) = \sum_i e_{y_i} \otimes [x_i; 1]
            + \sum_{e = (i, j)} e_{(y_i, y_j)} \otimes [z_e; 1],
@@ -15,19 +15,20 @@ so the potentials ``psi_i = Theta_node^T [x_i; 1]`` (k) and
            \qquad s_\theta(y) = \sum_i \psi_{i, y_i} + \sum_e \Psi_{e, y_i, y_j},
 
 with ``R`` the regulariser of an uncertainty set on the clique (node and edge) moments
-(seed 001 Theorem 3; :mod:`advgame.uncertainty`), and differ only in ``inner``:
+(Farnia and Tse 2016, Theorem 3; :mod:`advgame.uncertainty`), and differ only in ``inner``:
 
-* :class:`AdversarialGraphicalModel` (seed 002 Eq. 5): ``inner`` is the value of the graph game
-  :class:`advgame.GraphGame` (the adversary's node and edge marginals ``q, Q`` give the
+* :class:`AdversarialGraphicalModel` (Fathony et al. 2018b, Eq. 5): ``inner`` is the value of the
+  graph game :class:`advgame.GraphGame` (the adversary's node and edge marginals ``q, Q`` give the
   subgradient ``E_q[phi] - phi(y)``); ``loss='log'`` turns the same game into a CRF:
   ``inner = log Z`` and the marginals come from belief propagation.
 * :class:`StructuredSVM`: ``inner = max_y' [loss(y', y) + s_theta(y')]`` by loss-augmented
   max-sum (Viterbi on chains), the structured hinge.
 
 Solvers: ``compile`` writes the whole data set's problem as one LP/QP/SOCP by dualising each
-example's inner LP (DESIGN §2), ``subgradient`` is averaged mini-batch AdaGrad calling the
+example's inner LP, ``subgradient`` is averaged mini-batch AdaGrad calling the
 graph game's fast path (:func:`advgame.solvers.fit_adagrad`), and ``lbfgs`` serves the smooth
-CRF.  Decoding is max-sum on the potentials (seed 002 §3.2.2, non-probabilistic prediction;
+CRF.  Decoding is max-sum on the potentials (Fathony et al. 2018b, §3.2.2, non-probabilistic
+prediction;
 forests by message passing, other graphs by the junction-tree LP).
 """
 
@@ -49,6 +50,7 @@ from ..inference import marginals, max_sum
 from ..polytopes import Marginal
 from ..solvers import fit_adagrad, fit_lbfgs
 from ..uncertainty import SoftMoments, as_uncertainty
+from ._base import ProgramNotPickled
 from ._inputs import check_iteration_params, check_strength, resolve_loss_matrix
 
 __all__ = ["AdversarialGraphicalModel", "StructuredSVM", "GraphFeatures"]
@@ -72,7 +74,7 @@ def _observed(group, psi, Psi, y):
 
 
 class _AdversarialInner:
-    """The graph game of each example (seed 002 Eq. 6): value and adversary marginals."""
+    """The graph game of each example (Fathony et al. 2018b, Eq. 6): value and adversary marginals."""
 
     def __init__(self, games, method):
         self.games, self.method = games, method
@@ -144,7 +146,7 @@ class _StructuredObjective:
 
 
 # ----------------------------------------------------------------------------- estimator
-class _GraphicalModel(ExampleBinding, BaseEstimator):
+class _GraphicalModel(ProgramNotPickled, ExampleBinding, BaseEstimator):
     """Shared input handling, features, training and decoding of the graph estimators."""
 
     def _uncertainty(self, n_examples):
@@ -227,12 +229,12 @@ class _GraphicalModel(ExampleBinding, BaseEstimator):
 
 
 class AdversarialGraphicalModel(_GraphicalModel):
-    r"""Adversarial graphical model (seed 002): robust structured prediction for additive losses.
+    r"""Adversarial graphical model (Fathony et al. 2018b): robust structured prediction for additive losses.
 
     Training minimises ``(1/n) sum_s [value_s(psi, Psi) - s_theta(y_s)] + R(theta)`` where
-    ``value_s`` is the game of :class:`advgame.GraphGame` on example ``s`` (seed 002 Eq. 5-6):
-    the predictor and an adversary that matches the node and edge feature moments play over the
-    node-weighted loss ``sum_i w_i L[ŷ_i, y_i]``.  ``loss='log'`` is the same game with the
+    ``value_s`` is the game of :class:`advgame.GraphGame` on example ``s`` (Fathony et al. 2018b,
+    Eq. 5-6): the predictor and an adversary that matches the node and edge feature moments play
+    over the node-weighted loss ``sum_i w_i L[ŷ_i, y_i]``.  ``loss='log'`` is the same game with the
     logarithmic loss, i.e. a conditional random field (``value = log Z``, marginals by
     forward-backward / belief propagation).
 
@@ -246,8 +248,9 @@ class AdversarialGraphicalModel(_GraphicalModel):
         ``list(graph.edges())``.  Forests are solved directly, other graphs through a junction
         tree (:class:`advgame.GraphGame`).
     node_weights : None, 'position', array-like or callable, default=None
-        ``w_i`` of the loss: all 1, the position ``i + 1`` in the example (seed 002 §4.1's
-        weighted losses), one weight per node of ``graph``, or ``f(N) -> (N,)``.
+        ``w_i`` of the loss: all 1, the position ``i + 1`` in the example (the weighted
+        losses of Fathony et al. 2018b, §4.1), one weight per node of ``graph``, or
+        ``f(N) -> (N,)``.
     uncertainty : {'soft', 'exact', 'l1', 'l2', 'linf', 'group'} or UncertaintySet
         The moment set on the clique (node and edge) moments; its regulariser ``R``
         (``soft``: ``strength/2 ||theta||^2``; balls: the dual norm times ``strength``).
@@ -273,8 +276,8 @@ class AdversarialGraphicalModel(_GraphicalModel):
         AdaGrad step.
     decision_loss : None or loss, default=None
         Loss used by ``score`` and, for ``loss='log'``, by ``predict``'s Bayes decision per node
-        (``argmin_a (L p_i)_a`` on the CRF marginals, as seed 002 §4.1 decodes its CRF).  None:
-        the training loss (zero-one for ``loss='log'``).
+        (``argmin_a (L p_i)_a`` on the CRF marginals, as Fathony et al. 2018b, §4.1, decode their
+        CRF).  None: the training loss (zero-one for ``loss='log'``).
     random_state : int, Generator or None
         Seeds the mini-batch order.
 
@@ -294,6 +297,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
         and ``compile`` raises :class:`NotApplicableError` (``log Z`` is not an LP).
     program_ : Program
         The compiled program (``solver='compile'``); ``program_.to_cvxpy()`` hands it to cvxpy.
+        Not pickled (it holds the training data): ``game_.compile(...)`` rebuilds it.
     compiled_ : GraphLearningProgram
         ``game_.compile(...)`` of the training data (``solver='compile'``): ``program_`` with
         its dual (``compiled_.dual()``) and ``compiled_.latex()``.
@@ -418,7 +422,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
         self.transitions_ = edge[0].copy() if edge.shape[0] == 1 else edge.copy()
 
     def predict(self, X_list, edge_X_list=None):
-        """Joint labels: max-sum decoding of the potentials (seed 002 §3.2.2); for the CRF the
+        """Joint labels: max-sum decoding of the potentials (Fathony et al. 2018b, §3.2.2); for the CRF the
         per-node Bayes decision ``argmin_a (L p_i)_a`` for ``decision_loss`` on its marginals."""
         if not self._is_crf:
             return super().predict(X_list, edge_X_list)
@@ -428,7 +432,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
 
     def predict_marginals(self, X_list, edge_X_list=None):
         """Per example, the node marginals ``(N_s, l)``: the minimax predictor's ``p_i``
-        (seed 002 Eq. 10), or the CRF's ``P(y_i = a)`` for ``loss='log'``."""
+        (Fathony et al. 2018b, Eq. 10), or the CRF's ``P(y_i = a)`` for ``loss='log'``."""
         check_is_fitted(self, "theta_")
         data = self._bind(X_list, edge_X_list)
         psi, Psi = self._potentials(data)
@@ -445,7 +449,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
 
 
 class StructuredSVM(_GraphicalModel):
-    r"""Structured SVM with the node-weighted additive loss (the baseline of seed 002 §4).
+    r"""Structured SVM with the node-weighted additive loss (the baseline of Fathony et al. 2018b, §4).
 
     Minimises ``(1/n) sum_s max_y' [sum_i w_i L[y'_i, y_s,i] + s_theta(y') - s_theta(y_s)]
     + R(theta)`` by averaged mini-batch AdaGrad; the maximisation is loss-augmented max-sum

@@ -1,15 +1,15 @@
-r"""``AdversarialMatching``: label ranking with the Birkhoff (permutation) game (DESIGN App. B).
+r"""``AdversarialMatching``: label ranking with the Birkhoff (permutation) game (Fathony et al. 2018c).
 
 Labels are permutations of ``k`` items, given as rankings ``R[i, j]`` = rank of item ``j`` (1 =
 best) and encoded as permutation matrices ``P_i[j, R_ij - 1] = 1``.  A linear model scores every
-item at every position, ``Θ_i = reshape(W^T x_i + b, (k, k))``, and training solves seed 000
-Eq. 2 for the Hamming loss ``k - <P̂, P>`` with a soft moment-matching penalty:
+item at every position, ``Θ_i = reshape(W^T x_i + b, (k, k))``, and training solves Eq. 2
+of Fathony et al. (2018a) for the Hamming loss ``k - <P̂, P>`` with a soft moment-matching penalty:
 
 .. math::  \min_{W, b}\ \sum_i w_i \big[\mathrm{value}(Θ_i) - \langle Θ_i, P_i\rangle\big]
            + \frac{\alpha}{2} \|W\|_F^2,
 
-``value`` being the game of :class:`advgame.PermutationGame` (Fathony et al. 2018, "Efficient
-and consistent adversarial bipartite matching", cited by seed 000).  Since every doubly
+``value`` being the game of :class:`advgame.PermutationGame` (Fathony et al. 2018c, "Efficient
+and Consistent Adversarial Bipartite Matching"; docs/design.md, Appendix B).  Since every doubly
 stochastic ``Q`` has ``1^T Q 1 = k``, the Hamming loss is ``<E - P̂, Q>`` with ``E`` the
 all-ones matrix, and LP duality of the inner assignment problem gives
 
@@ -18,7 +18,7 @@ all-ones matrix, and LP duality of the inner assignment problem gives
            \quad\text{s.t.}\quad a_j + c_r + \hat P_{jr} - Θ_{jr} \ge 1,
 
 so the whole training problem is one convex QP (an LP when ``alpha = 0``) in
-``(W, b, P̂_i, a_i, c_i)``: "compiling the game into its dual" (DESIGN §2).  At its optimum
+``(W, b, P̂_i, a_i, c_i)``: "compiling the game into its dual" (docs/design.md).  At its optimum
 ``P̂_i`` is the predictor's minimax marginal matrix of sample ``i``.  The estimator declares this
 game (``game_``, a :class:`advgame.PredictionGame` with the Birkhoff polytope) and compiles it
 through :func:`advgame.compile.compile_matching`, which also gives the adversary's program.
@@ -37,6 +37,7 @@ from ..features import Multiclass
 from ..permutation import DECODINGS, PermutationGame, ranks_to_matrices
 from ..solvers import fit_adagrad
 from ..uncertainty import Exact, SoftMoments
+from ._base import ProgramNotPickled
 from ._inputs import check_iteration_params, check_rankings, check_weights, validate_numeric
 from .projection import RankingMixin
 
@@ -57,7 +58,7 @@ class MatchingObjective:
     r"""The training objective of :class:`AdversarialMatching` and a subgradient.
 
     ``theta = [vec W (row-major, d k^2), b (k^2, if fit_intercept)]``.  The subgradient of
-    ``value`` at ``Θ_i`` is the adversary's ``Q*_i`` (seed 000 Theorem 19), so
+    ``value`` at ``Θ_i`` is the adversary's ``Q*_i`` (Fathony et al. 2018a, Theorem 19), so
 
     .. math::  \partial_W J \ni X^\top G + \alpha W,\quad \partial_b J \ni 1^\top G,\qquad
                G_i = w_i\,\mathrm{vec}(Q^*_i - P_i),
@@ -106,14 +107,14 @@ class MatchingObjective:
         return float(objective), np.concatenate(parts)
 
 
-class AdversarialMatching(RankingMixin, BaseEstimator):
+class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
     r"""Adversarial bipartite matching for label ranking: the Birkhoff game's learner.
 
     ``fit(X, R)`` takes full rankings ``R[i, j]`` = rank of label ``j`` (1 = best), as
     :class:`advgame.LabelRanker` does, and ``predict`` returns rankings of the same form.  A
     linear model scores label ``j`` at position ``r``,
-    ``Θ_i[j, r] = (W^T x_i + b)_{j k + r}``, and is trained by (seed 000 Eq. 2-3 with the
-    permutation game of DESIGN Appendix B; Fathony et al. 2018, cited by seed 000)
+    ``Θ_i[j, r] = (W^T x_i + b)_{j k + r}``, and is trained by (Fathony et al. 2018a, Eq. 2-3,
+    with the permutation game of Fathony et al. 2018c; docs/design.md, Appendix B)
 
     .. math::  \min_{W, b}\ \sum_i w_i \big[\mathrm{value}(Θ_i) - \langle Θ_i, P_i\rangle\big]
                + \frac{\alpha}{2} \|W\|_F^2,
@@ -122,8 +123,9 @@ class AdversarialMatching(RankingMixin, BaseEstimator):
 
     where ``P_i`` is the permutation matrix of ``R_i``, ``B_k`` the Birkhoff polytope, ``w`` the
     sample weights normalised to sum to one, and the squared-norm penalty is the soft moment
-    matching uncertainty set (DESIGN §2).  The surrogate ``value(Θ) - <Θ, P>`` upper-bounds the
-    Hamming loss of the minimax predictor and is Fisher consistent (Fathony et al. 2018).
+    matching uncertainty set (docs/design.md, "Uncertainty sets are regularisers").  The
+    surrogate ``value(Θ) - <Θ, P>`` upper-bounds the Hamming loss of the minimax predictor and is
+    Fisher consistent (Fathony et al. 2018c).
 
     Parameters
     ----------
@@ -134,7 +136,7 @@ class AdversarialMatching(RankingMixin, BaseEstimator):
         Add an unpenalised score matrix ``b``.
     solver : {'auto', 'compile', 'subgradient'}, default='auto'
         ``'compile'``: the exact QP of ``game_.compile(X, R)``
-        (:func:`advgame.compile.compile_matching`: the game replaced by its LP dual, DESIGN §2).
+        (:func:`advgame.compile.compile_matching`: the game replaced by its LP dual).
         ``'subgradient'``: averaged mini-batch AdaGrad
         (:func:`advgame.solvers.fit_adagrad`) with the adversary's ``Q*`` as the subgradient
         (:class:`MatchingObjective`).  ``'auto'`` compiles while ``n_samples * k^2 <=
@@ -185,7 +187,8 @@ class AdversarialMatching(RankingMixin, BaseEstimator):
     program_ : MatchingProgram or None
         The compiled program (:class:`advgame.compile.MatchingProgram`: ``to_cvxpy()`` gives it to
         cvxpy, ``describe()`` summarises it, ``dual()`` is the adversary's program); None for
-        ``'subgradient'``.
+        ``'subgradient'``.  Not pickled (it holds the training data): ``game_.compile(X, R)``
+        rebuilds it.
     n_iter_ : int
         1 for ``'compile'``; AdaGrad steps for ``'subgradient'``.
     solver_ : str

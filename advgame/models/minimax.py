@@ -1,4 +1,5 @@
-r"""Seed 001's minimax models: ``MinimaxClassifier``, ``MinimaxRegressor``, robust feature selection.
+r"""Farnia and Tse's (2016) minimax models: ``MinimaxClassifier``, ``MinimaxRegressor``, robust
+feature selection.
 
 Theorem 3 turns the maximum conditional entropy problem over the moment set ``Gamma(Q)`` (Eq. 19)
 into a regularised generalised linear model (Eq. 21):
@@ -42,6 +43,7 @@ from ..features import Multiclass
 from ..game import map_label
 from ..solvers import fit_lbfgs
 from ..uncertainty import MomentBalls
+from ._base import ProgramNotPickled
 from ._inputs import (
     check_classification_fit,
     check_iteration_params,
@@ -62,7 +64,7 @@ SMOOTHING_FLOOR = 1e-12
 MONITOR_EVERY = 20
 
 
-class _MinimaxModel(BaseEstimator):
+class _MinimaxModel(ProgramNotPickled, BaseEstimator):
     """Shared fitting machinery; subclasses define the game, the encoding and prediction."""
 
     # ----------------------------------------------------------------------- configuration
@@ -208,10 +210,11 @@ class _MinimaxModel(BaseEstimator):
     def _fista(self, A, X1, Theta, w, balls, budget, mu=None, monitor=None, small_steps=True):
         """Accelerated proximal gradient with adaptive restart; step ``1 / L``,
         ``L = Lip(∇F) * lambda_max(X1^T diag(w) X1)`` with ``Lip(∇F) = 1/2`` for Brier, log and
-        quadratic (seed 001 Eq. 28, 33, 35 are 1/2-Lipschitz in the potentials) and ``1 / mu``
-        for the smoothed 0-1 entropy.  Stops when the gradient mapping ``(A - A+) / step`` is
-        below ``tol max(1, |A|)`` (entrywise; unless ``small_steps`` is False), or when
-        ``monitor(A)`` (called every ``MONITOR_EVERY`` iterations) returns a message."""
+        quadratic (Eq. 28, 33, 35 of Farnia and Tse 2016 are 1/2-Lipschitz in the potentials) and
+        ``1 / mu`` for the smoothed 0-1 entropy.  Stops when the gradient mapping
+        ``(A - A+) / step`` is below ``tol max(1, |A|)`` (entrywise; unless ``small_steps`` is
+        False), or when ``monitor(A)`` (called every ``MONITOR_EVERY`` iterations) returns a
+        message."""
         d = self.n_features_in_
         S = np.sqrt(w)[:, None] * X1
         gram = S @ S.T if S.shape[0] <= S.shape[1] else S.T @ S
@@ -312,14 +315,10 @@ class _MinimaxModel(BaseEstimator):
         solution = self.program_.solve(tol=self.tol)
         return solution.theta, f"compiled ({solution.solution.status})"
 
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("program_", None)  # it holds the training data and cvxpy's solver caches
-        return state
-
 
 class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
-    r"""Robust Bayes classifier of seed 001 (minimax SVM, minimax Brier, logistic regression).
+    r"""Robust Bayes classifier of Farnia and Tse (2016): minimax SVM, minimax Brier, logistic
+    regression.
 
     Parameters
     ----------
@@ -387,7 +386,7 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> model = make_pipeline(StandardScaler(), ag.MinimaxClassifier(loss="brier"))
     >>> search = GridSearchCV(model, {"minimaxclassifier__radius": [0.01, 0.1]}, cv=3)
-    >>> search.fit(X, y).best_score_ > 0.9
+    >>> bool(search.fit(X, y).best_score_ > 0.9)
     True
     """
 
@@ -471,7 +470,7 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
         return F[:, 1] - F[:, 0] if self.classes_.size == 2 else F
 
     def predict_proba(self, X):
-        """The worst-case conditional ``∇F(A x)`` over ``classes_`` (seed 001 Eq. 22)."""
+        """The worst-case conditional ``∇F(A x)`` over ``classes_`` (Farnia and Tse 2016, Eq. 22)."""
         F = self._potentials(X)
         return self._game.adversary(F)
 
@@ -490,7 +489,7 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
 
 
 class MinimaxRegressor(RegressorMixin, _MinimaxModel):
-    r"""Minimax regression under the quadratic loss (seed 001 §3.3, Eq. 32-34).
+    r"""Minimax regression under the quadratic loss (Farnia and Tse 2016, §3.3, Eq. 32-34).
 
     ``F`` is the Huber function of Eq. 32 with ``E[Y^2] <= rho^2`` and the prediction is
     ``F'(a^T x) = clip(a^T x / 2, -rho, rho)``.  With ``rho=None`` (large enough) the model is
@@ -624,7 +623,7 @@ class FeatureSelection:
 
 
 def robust_feature_selection(estimator, X, y, n_features, n_radii=30, min_ratio=1e-3):
-    r"""Select ``n_features`` features by the ``l_{1,inf}`` relaxation of seed 001 Eq. 39-43.
+    r"""Select ``n_features`` features by the ``l_{1,inf}`` relaxation of Farnia and Tse (2016), Eq. 39-43.
 
     Fits ``estimator`` (a :class:`MinimaxClassifier` or :class:`MinimaxRegressor`, cloned with
     ``norm='l1inf'`` and warm starts) along a geometric radius path from ``r_max`` (where every

@@ -1,7 +1,8 @@
-r"""Generalised prediction sets: set-valued classification with outlier detection (seed 003).
+r"""Generalised prediction sets: set-valued classification with outlier detection (Wang and Qiao
+2022).
 
 For every class ``k`` separately, with training points ``G_k`` (``n_k`` of them) and ``m``
-unlabelled points, seed 003 Eq. (6) learns ``f_k(x) = w . Phi(x) - rho``:
+unlabelled points, Eq. (6) of Wang and Qiao (2022) learns ``f_k(x) = w . Phi(x) - rho``:
 
 .. math::
 
@@ -13,7 +14,7 @@ unlabelled points, seed 003 Eq. (6) learns ``f_k(x) = w . Phi(x) - rho``:
 With multipliers ``a_i`` (class margins), ``b_j`` (unlabelled margins) and ``t`` (the error budget),
 stationarity gives ``w = sum_i a_i Phi(x_i) - sum_j b_j Phi(x_j)``, ``1^T a - 1^T b = 1`` (from
 ``rho``), ``0 <= a_i <= t`` (from ``eta_i``) and ``0 <= b_j <= C`` (from ``xi_j``), so the dual is
-seed 003 Eq. (7) (DESIGN Appendix C):
+Eq. (7) of Wang and Qiao (2022), restated in the design notes (docs/design.md, Appendix C):
 
 .. math::
 
@@ -22,21 +23,22 @@ seed 003 Eq. (7) (DESIGN Appendix C):
     0 \le a \le t,\ 0 \le b \le C,\ 1^\top a - 1^\top b = 1,\ t \ge 0,
 
 whose optimal value is minus the primal's.  Given ``w``, the primal is a linear program in
-``(rho, eta, xi)`` (seed 003 §3.2, "plugging w back"), which gives ``rho``.  The prediction set
-of ``x`` is ``{k : f_k(x) >= 0}``; an empty set flags an outlier (seed 003 §3.3).
+``(rho, eta, xi)`` (Wang and Qiao 2022, §3.2, "plugging w back"), which gives ``rho``.  The
+prediction set of ``x`` is ``{k : f_k(x) >= 0}``; an empty set flags an outlier (Wang and Qiao 2022,
+§3.3).
 
 Given ``w``, the optimal ``rho`` even has a closed form (:func:`offset_from_scores`), which the
 estimator uses; the LP is its reference.
 
-By default the class thresholds are calibrated split-conformally (seed 003 App. A.3 and
+By default the class thresholds are calibrated split-conformally (Wang and Qiao 2022, App. A.3 and
 Proposition 6, after Lei et al. 2015): the QP is fitted on part of each class's points and the
 threshold ``tau_k`` is an order statistic of ``f_k`` on the held-out rest, so that a new class-k
 point is accepted with probability at least ``1 - γ``; the set is ``{k : f_k(x) >= tau_k}``.
 
 The dual is solved by :func:`solve_class_dual`, a primal-dual interior-point method for its
 structure (one dense Cholesky factorisation per iteration, then an active-set polish), or as a
-:class:`~advgame.compile.Program` by HiGHS or cvxpy.  Kernel feature selection (seed 003 §3.3,
-Eq. 8-10, Algorithm 1) alternates the QP with a linear program in the feature weights
+:class:`~advgame.compile.Program` by HiGHS or cvxpy.  Kernel feature selection (Wang and Qiao 2022,
+§3.3, Eq. 8-10, Algorithm 1) alternates the QP with a linear program in the feature weights
 (:func:`feature_weight_step`, :func:`weighted_kernel_gradient`) under a line search on Eq. (9)
 (:func:`feature_selection_objective`).
 """
@@ -109,9 +111,10 @@ TUNING_FRACTION = 0.3
 TUNING_MIN_POINTS = 10
 #: The median heuristic uses at most this many points (a seeded subsample), i.e. ~5e5 pairs.
 MEDIAN_HEURISTIC_MAX_POINTS = 1000
-#: ``C='auto'`` is ``1 / (AUTO_LAMBDA * m)``: seed 003 Eq. (5) weights the mean unlabelled loss
-#: against ``λ J(f)``, and Eq. (6) divides by ``λ``, so ``C = 1 / (λ m)``; ``λ = 1`` weighs the two
-#: equally (the unlabelled multipliers then sum to at most 1, as the class multipliers' excess).
+#: ``C='auto'`` is ``1 / (AUTO_LAMBDA * m)``: Eq. (5) of Wang and Qiao (2022) weights the mean
+#: unlabelled loss against ``λ J(f)``, and Eq. (6) divides by ``λ``, so ``C = 1 / (λ m)``; ``λ = 1``
+#: weighs the two equally (the unlabelled multipliers then sum to at most 1, as the class
+#: multipliers' excess).
 AUTO_LAMBDA = 1.0
 
 
@@ -140,7 +143,7 @@ def _check_class_problem(K, n_class, gamma, C):
 
 
 def class_dual_program(K11, K12, K22, gamma, C):
-    r"""The dual QP of one class, seed 003 Eq. (7), as a :class:`~advgame.compile.Program`.
+    r"""The dual QP of one class, Wang and Qiao (2022), Eq. (7), as a :class:`~advgame.compile.Program`.
 
     Variables (named blocks) ``a`` (``n_k``), ``b`` (``m``) and ``t`` (1), adjacent in that
     order.  The quadratic term is ``½ ||R^T [a; b]||^2`` with ``R R^T`` the PSD block kernel matrix
@@ -150,7 +153,7 @@ def class_dual_program(K11, K12, K22, gamma, C):
     Parameters
     ----------
     K11 : ndarray of shape (n_k, n_k)
-        Kernel matrix of the class points (seed 003's ``G_1``).
+        Kernel matrix of the class points (``G_1`` in Wang and Qiao 2022).
     K12 : ndarray of shape (n_k, m)
         Kernel between class points and unlabelled points (``G_3``).
     K22 : ndarray of shape (m, m)
@@ -283,7 +286,7 @@ def _polish(M, sign, beta, C, c, t, objective):
 
 
 def solve_class_dual(K, n_class, gamma, C, tol=IPM_TOL, max_iter=IPM_MAX_ITER):
-    r"""Solve the dual QP of one class (seed 003 Eq. 7) by a primal-dual interior-point method.
+    r"""Solve the dual QP of one class (Wang and Qiao 2022, Eq. 7) by a primal-dual interior-point method.
 
     Written for this problem's structure: with ``c = [a; b]``, ``σ = [1_n; -1_m]``,
     ``M = diag(σ) K diag(σ)``, ``β = n_k γ`` and the upper bounds ``u(t) = [t 1_n; C 1_m]``,
@@ -395,7 +398,7 @@ def solve_class_dual(K, n_class, gamma, C, tol=IPM_TOL, max_iter=IPM_MAX_ITER):
 
 
 def recover_rho(class_scores, unlabeled_scores, gamma, C):
-    r"""The offset ``rho`` from the primal (seed 003 Eq. 6) with ``w`` fixed: an LP (HiGHS).
+    r"""The offset ``rho`` from the primal (Wang and Qiao 2022, Eq. 6) with ``w`` fixed: an LP (HiGHS).
 
     .. math::
 
@@ -448,8 +451,8 @@ def recover_rho(class_scores, unlabeled_scores, gamma, C):
 def offset_from_scores(class_scores, gamma):
     r"""The offset ``rho`` in closed form: the root of ``sum_i (1 - s_i + rho)_+ = n_k γ``.
 
-    This is the primal of seed 003 Eq. (6) with ``w`` fixed, :func:`recover_rho`'s LP, solved by
-    hand: its objective falls with ``rho`` at slope
+    This is the primal of Wang and Qiao (2022), Eq. (6) with ``w`` fixed, :func:`recover_rho`'s LP,
+    solved by hand: its objective falls with ``rho`` at slope
     ``<= -1``, so ``rho`` is the largest value for which the class slacks fit the budget.  With
     ``v = sort(s - 1)`` the left side is ``j rho - (v_1 + ... + v_j)`` on ``[v_j, v_{j+1}]``, so the
     root is ``rho_j = (n_k γ + v_1 + ... + v_j) / j`` for the ``j`` with ``v_j <= rho_j <=
@@ -478,11 +481,11 @@ def offset_from_scores(class_scores, gamma):
 
 
 def conformal_rank(n, gamma, confidence=None):
-    r"""How many calibration scores may fall below the class threshold (seed 003 App. A.3).
+    r"""How many calibration scores may fall below the class threshold (Wang and Qiao 2022, App. A.3).
 
     The threshold is the ``j``-th smallest of ``n`` calibration scores.  For a new point
     exchangeable with them, ``P(f(X) < τ_j) <= j / (n + 1)`` marginally (Lei et al. 2015;
-    seed 003 Proposition 6), so ``j = floor(γ (n + 1))`` gives coverage ``>= 1 - γ``.
+    Wang and Qiao 2022, Proposition 6), so ``j = floor(γ (n + 1))`` gives coverage ``>= 1 - γ``.
 
     With ``confidence = 1 - δ`` the guarantee is tightened, in the spirit of Theorem 1, to hold
     for the fitted threshold itself with probability ``>= 1 - δ`` over the calibration sample:
@@ -513,7 +516,7 @@ def conformal_rank(n, gamma, confidence=None):
 
 
 def conformal_threshold(scores, gamma, confidence=None):
-    r"""Split-conformal class threshold (seed 003 App. A.3, Proposition 6; Lei et al. 2015).
+    r"""Split-conformal class threshold (Wang and Qiao 2022, App. A.3, Proposition 6; Lei et al. 2015).
 
     The ``j``-th smallest calibration score with ``j = conformal_rank(n, γ, confidence)``
     (:func:`conformal_rank`): a new class point is accepted (``f_k(x) >= τ``) with probability
@@ -556,8 +559,8 @@ def conformal_threshold(scores, gamma, confidence=None):
 def median_heuristic_gamma(X, random_state=None):
     r"""RBF width by the median heuristic: ``1 / median ||x_i - x_j||^2`` over pairs ``i < j``.
 
-    The kernel is ``exp(-gamma ||x - x'||^2)``, so the median pair gets ``exp(-1)``.  Seed 003
-    (App. A.3) searches the width over the 25th-75th percentiles of the pairwise distances; the
+    The kernel is ``exp(-gamma ||x - x'||^2)``, so the median pair gets ``exp(-1)``.  Wang and Qiao
+    (2022, App. A.3) search the width over the 25th-75th percentiles of the pairwise distances; the
     median is the centre of that grid.  At most ``MEDIAN_HEURISTIC_MAX_POINTS`` points are used, a
     uniform subsample without replacement seeded by ``random_state``.
 
@@ -587,7 +590,7 @@ def median_heuristic_gamma(X, random_state=None):
 
 
 def weighted_kernel_gradient(kernel, gamma, degree, coef0, X, weights, coef, K):
-    r"""``B_α^T`` of seed 003 Eq. (10): row ``i`` is ``sum_j coef_j ∂K_d(x_i, x_j) / ∂d``.
+    r"""``B_α^T`` of Wang and Qiao (2022), Eq. (10): row ``i`` is ``sum_j coef_j ∂K_d(x_i, x_j) / ∂d``.
 
     The weighted kernel is ``K_d(x, x') = K(d ∘ x, d ∘ x')`` (Eq. 8), so with
     ``Δ_ij = x_i - x_j``:
@@ -630,7 +633,7 @@ def weighted_kernel_gradient(kernel, gamma, degree, coef0, X, weights, coef, K):
 
 
 def feature_selection_objective(K, coef, rho, n_class, C, penalty, weights):
-    r"""Seed 003 Eq. (9) with the hinge loss, and its class-loss constraint.
+    r"""Wang and Qiao (2022), Eq. (9) with the hinge loss, and its class-loss constraint.
 
     ``Ψ = ½ c^T K_d c - ρ + C sum_j (1 + (K_d c)_j - ρ)_+ + C_2 ||d||_1`` over the unlabelled
     points ``j``, and ``sum_i (1 - (K_d c)_i + ρ)_+`` over the class points ``i`` (feasible when
@@ -647,7 +650,7 @@ def feature_selection_objective(K, coef, rho, n_class, C, penalty, weights):
 
 
 def feature_weight_step(B_T, scores, coef, rho, weights, n_class, error_rate, C, penalty):
-    r"""Seed 003 Eq. (10) with the hinge loss: a linear program in the feature weights ``d``.
+    r"""Wang and Qiao (2022), Eq. (10) with the hinge loss: a linear program in the feature weights ``d``.
 
     With ``(c, ρ)`` fixed and ``K_d`` linearised at ``d'``, ``(K_d c)_i ≈ s_i + B_i^T (d - d')``
     where ``s = K_{d'} c`` and ``B_i`` is row ``i`` of ``B_T``
@@ -708,7 +711,7 @@ def _solve_class(K, n_class, error_rate, C, backend):
 
 
 def _select_features(points, n_class, kernel, error_rate, C, penalty, max_iter, tol, backend):
-    """Seed 003 Algorithm 1 at a fixed kernel width: alternate the class QP in ``(c, ρ)`` with the
+    """Algorithm 1 of Wang and Qiao (2022) at a fixed kernel width: alternate the class QP in ``(c, ρ)`` with the
     LP step (Eq. 10) in ``d`` and a backtracking line search on Eq. (9).
 
     A step is accepted only if it lowers Ψ and keeps ``(c, ρ)`` feasible (class loss at most
@@ -802,7 +805,7 @@ def _check_unlabeled(X_unlabeled, n_features):
 
 
 def _class_C(C, factor, n_unlabeled):
-    """``factor * C``, where ``C`` None is seed 003's ``C := (λ m)^{-1}`` with ``λ = AUTO_LAMBDA``."""
+    """``factor * C``, where ``C`` None is the ``C := (λ m)^{-1}`` of Wang and Qiao (2022) with ``λ = AUTO_LAMBDA``."""
     return factor * (1.0 / (AUTO_LAMBDA * n_unlabeled) if C is None else C)
 
 
@@ -827,7 +830,7 @@ def tuning_split(n_class, n_unlabeled, fraction, rng):
 
 
 def held_out_acceptance(class_scores, unlabeled_scores, error_rate):
-    """Seed 003 App. A.3's tuning criterion: the share of held-out unlabelled points a class
+    """The tuning criterion of Wang and Qiao (2022, App. A.3): the share of held-out unlabelled points a class
     accepts at the empirical ``γ``-quantile of its held-out class scores (lower: smaller sets)."""
     threshold = np.quantile(class_scores, error_rate)
     return float(np.mean(unlabeled_scores >= threshold))
@@ -835,7 +838,7 @@ def held_out_acceptance(class_scores, unlabeled_scores, error_rate):
 
 def _tune(X_class, X_unlabeled, kernel, candidates, C, error_rate, backend, fraction, rng):
     """Pick ``(weights, width, C factor)`` from ``candidates`` by the class's acceptance rate of
-    held-out unlabelled points (seed 003 App. A.3: the set size on held-out data), each
+    held-out unlabelled points (Wang and Qiao 2022, App. A.3: the set size on held-out data), each
     candidate's threshold being the empirical ``γ``-quantile of its scores on held-out class
     points.
 
@@ -948,11 +951,11 @@ def _fit_class_serial(
 
 
 class GeneralizedPredictionSet(BaseEstimator):
-    r"""Generalised prediction sets: one acceptance region per class, outliers rejected (seed 003).
+    r"""Generalised prediction sets: one acceptance region per class, outliers rejected.
 
     Each class ``k`` gets ``f_k(x) = sum_i a_i K(d_k∘x_i, d_k∘x) - sum_j b_j K(d_k∘x_j, d_k∘x)
-    - rho_k`` (seed 003 §3.2-3.3) from the dual QP Eq. (7) of its training points against an
-    unlabelled sample, and ``rho_k`` from the primal Eq. (6) with ``w`` fixed (an LP, solved in
+    - rho_k`` (Wang and Qiao 2022, §3.2-3.3) from the dual QP Eq. (7) of its training points
+    against an unlabelled sample, and ``rho_k`` from the primal Eq. (6) with ``w`` fixed (an LP, solved in
     closed form by :func:`offset_from_scores`; :func:`recover_rho` is the LP reference).  The
     prediction set is ``{k : f_k(x) >= tau_k}``: several classes mean ambiguity, none means an
     outlier.  Classes are independent problems, solved in parallel (``n_jobs``); each QP is
@@ -963,28 +966,28 @@ class GeneralizedPredictionSet(BaseEstimator):
 
     * **Thresholds** (``calibration=0.3``): a seeded random ``n_cal = min(max(floor(0.3 n_k), 1),
       n_k - 1)`` of each class's points are held out of everything else, and ``tau_k`` is the
-      split-conformal quantile of ``f_k`` on them (:func:`conformal_threshold`; seed 003
-      App. A.3 and Proposition 6), so that a new class-``k`` point is in the set with probability
-      at least ``1 - γ``; ``coverage_confidence=1-δ`` tightens this to hold with probability
-      ``1 - δ`` over the calibration sample (:func:`conformal_rank`; the finite-sample,
+      split-conformal quantile of ``f_k`` on them (:func:`conformal_threshold`; Wang and Qiao
+      2022, App. A.3 and Proposition 6), so that a new class-``k`` point is in the set with
+      probability at least ``1 - γ``; ``coverage_confidence=1-δ`` tightens this to hold with
+      probability ``1 - δ`` over the calibration sample (:func:`conformal_rank`; the finite-sample,
       constant-free counterpart of Theorem 1's ``γ - ε``).  When ``X_unlabeled`` is None the
       unlabelled sample is ``X`` without the held-out points.  The guarantee is for new points; a
       point that is also in ``X_unlabeled`` shaped the regions and is not covered by it.
       ``calibration=None`` gives ``tau_k = 0``: the QP's own ``rho_k``, whose coverage is only
       controlled through the hinge surrogate of Eq. (6).
     * **Kernel width and C** (``gamma=None`` with the RBF kernel; ``C='auto'``): per class, the
-      rules' values, the median heuristic (:func:`median_heuristic_gamma`) and seed 003's
-      ``C := (λ m)^{-1}`` with ``λ = AUTO_LAMBDA = 1``, are multiplied by ``WIDTH_FACTORS`` and
-      ``C_FACTORS``, and the pair is chosen as in seed 003 App. A.3, by the smallest set size on
-      held-out data: ``TUNING_FRACTION`` of the class's fitting points and of the unlabelled
-      points are held out, each candidate's QP is fitted on the rest, thresholded at the
-      empirical ``γ``-quantile of its held-out class scores, and the candidate accepting the
-      fewest held-out unlabelled points wins (``tuning_results_``).  The calibration points take
-      no part, so the conformal guarantee is untouched.  A given ``gamma`` or ``C`` is used as
-      is; with both given, or fewer than ``TUNING_MIN_POINTS`` class or unlabelled points,
+      rules' values, the median heuristic (:func:`median_heuristic_gamma`) and the
+      ``C := (λ m)^{-1}`` of Wang and Qiao (2022) with ``λ = AUTO_LAMBDA = 1``, are multiplied by
+      ``WIDTH_FACTORS`` and ``C_FACTORS``, and the pair is chosen as in Wang and Qiao (2022, App.
+      A.3), by the smallest set size on held-out data: ``TUNING_FRACTION`` of the class's fitting
+      points and of the unlabelled points are held out, each candidate's QP is fitted on the rest,
+      thresholded at the empirical ``γ``-quantile of its held-out class scores, and the candidate
+      accepting the fewest held-out unlabelled points wins (``tuning_results_``).  The calibration
+      points take no part, so the conformal guarantee is untouched.  A given ``gamma`` or ``C`` is
+      used as is; with both given, or fewer than ``TUNING_MIN_POINTS`` class or unlabelled points,
       nothing is tuned (with feature selection, the sparsest selected weights are then used).
-    * **Feature selection** (``feature_selection=True``, seed 003 Eq. 8-10, Algorithm 1): the QP
-      alternates with the linearised LP in the weights ``d ∈ [0, 1]^p`` with an l1 penalty
+    * **Feature selection** (``feature_selection=True``, Wang and Qiao 2022, Eq. 8-10, Algorithm 1):
+      the QP alternates with the linearised LP in the weights ``d ∈ [0, 1]^p`` with an l1 penalty
       ``feature_penalty`` (:func:`feature_weight_step`) and a line search that keeps Eq. (9)
       decreasing, at the rules' width and ``C``.  With ``feature_penalty='auto'`` this runs for
       each of ``AUTO_FEATURE_PENALTIES``; every distinct weight vector, and the unweighted
@@ -992,9 +995,9 @@ class GeneralizedPredictionSet(BaseEstimator):
       data is dropped (``feature_weights_`` then stays all ones).  Supported for the RBF,
       linear and polynomial kernels (:func:`weighted_kernel_gradient`).
 
-    Features keep their raw scales by default, as in seed 003's experiments; ``standardize=True``
-    rescales them.  :func:`error_rate_curve` traces coverage, set size and detection against
-    ``error_rate`` (seed 003 Fig. 3) to help choose ``γ``.
+    Features keep their raw scales by default, as in the experiments of Wang and Qiao (2022);
+    ``standardize=True`` rescales them.  :func:`error_rate_curve` traces coverage, set size and
+    detection against ``error_rate`` (Wang and Qiao 2022, Fig. 3) to help choose ``γ``.
 
     Parameters
     ----------
@@ -1185,9 +1188,9 @@ class GeneralizedPredictionSet(BaseEstimator):
         y : array-like of shape (n_samples,)
             Their labels; every class needs at least 2 points.
         X_unlabeled : array-like of shape (n_unlabeled_samples, n_features), optional
-            Unlabelled (test-distribution) points, seed 003's ``G_te``: a 2-D array of finite
-            numbers with at least one row and as many columns as ``X``.  None uses ``X`` itself
-            (without the calibration points): the regions are then fitted without any
+            Unlabelled (test-distribution) points (``G_te`` in Wang and Qiao 2022): a 2-D array of
+            finite numbers with at least one row and as many columns as ``X``.  None uses ``X``
+            itself (without the calibration points): the regions are then fitted without any
             information on new classes.  An array with 0 rows is an error, not a synonym for
             None (pass None to mean "no unlabelled points").
 
@@ -1341,7 +1344,7 @@ class GeneralizedPredictionSet(BaseEstimator):
         )
 
     def decision_function(self, X):
-        """``f_k(x) - tau_k`` for every class (seed 003 §3.2), shape ``(n_samples, n_classes)``.
+        """``f_k(x) - tau_k`` for every class (Wang and Qiao 2022, §3.2), shape ``(n_samples, n_classes)``.
 
         ``x`` is in the acceptance region of class ``k`` when the value is ``>= 0``; ``tau_k``
         is the calibrated threshold ``thresholds_[k]`` (``+inf`` when ``tau_k = -inf``).
@@ -1370,13 +1373,13 @@ class GeneralizedPredictionSet(BaseEstimator):
 
 
 def error_rate_curve(estimator, X, y, X_test, y_test, error_rates, X_unlabeled=None):
-    r"""Coverage, set size and outlier detection against ``error_rate`` (seed 003 Fig. 3).
+    r"""Coverage, set size and outlier detection against ``error_rate`` (Wang and Qiao 2022, Fig. 3).
 
     For each ``γ`` in ``error_rates`` a clone of ``estimator`` with ``error_rate=γ`` is fitted on
     ``(X, y, X_unlabeled)`` and its prediction sets on a labelled tuning set ``(X_test, y_test)``
     are scored by :func:`advgame.metrics.prediction_set_metrics`; tuning points whose label is not
-    a training class count as outliers.  Seed 003 §5.1 reads such curves for an elbow: a ``γ``
-    after which the set size stops falling fast, with acceptable detection.  To tighten each
+    a training class count as outliers.  Wang and Qiao (2022, §5.1) read such curves for an elbow: a
+    ``γ`` after which the set size stops falling fast, with acceptable detection.  To tighten each
     class's bound by Theorem 1's ``ε``, set the estimator's ``coverage_confidence``.
 
     Parameters

@@ -1,7 +1,7 @@
-r"""Projection-based (Fenchel-Young) estimators with calibrated decoding (seed 004 §3-6).
+r"""Projection-based (Fenchel-Young) estimators with calibrated decoding (Blondel 2019, §3-6).
 
 A linear (or kernel) model gives scores :math:`\theta = g(x) = W^\top x + b` and is trained by
-L-BFGS on (seed 004 §6)
+L-BFGS on (Blondel 2019, §6)
 
 .. math::  \min_{W, b}\ \sum_i w_i\, S^\Psi_{\mathcal C}(\theta_i, \varphi(y_i))
            + \frac{\alpha}{2} \|W\|_F^2,
@@ -13,12 +13,12 @@ in :math:`\theta` is :math:`P^\Psi_{\mathcal C}(\theta) - \varphi(y)`.  Predicti
 pipeline of Eq. 10: scores, projection :math:`u = P^\Psi_{\mathcal C}(\theta)` (the *marginals*,
 ``predict_marginals``), then calibrated decoding :math:`\hat y_L(u) = \mathrm{MAP}(-Vu - b)` for the
 target loss (Eq. 11, :mod:`advgame.decoding`).  The projection set :math:`\mathcal C` and the
-decoding set are chosen independently, as in seed 004 Tables 1, 2, 4, 6 and 7; the default uses
-the marginal polytope (the convex hull of the encodings) for both, the combination Proposition 5
-and the experiments favour.
+decoding set are chosen independently, as in Blondel (2019), Tables 1, 2, 4, 6 and 7; the default
+uses the marginal polytope (the convex hull of the encodings) for both, the combination Proposition
+5 and the experiments favour.
 
 With a kernel, :math:`\theta(x) = \sum_j A_j \kappa(x, x_j) + b` over the training points and the
-penalty is :math:`\frac{\alpha}{2}\operatorname{tr}(A^\top K A)` (seed 004 App. B.1 uses the
+penalty is :math:`\frac{\alpha}{2}\operatorname{tr}(A^\top K A)` (Blondel 2019, App. B.1 uses the
 polynomial kernel :math:`(\langle x, x'\rangle + 1)^D`: ``kernel='poly', gamma=1, coef0=1``).
 """
 
@@ -79,7 +79,7 @@ LBFGS_MEMORY = 20
 
 def knapsack_bounds(Y):
     r"""``(0, ceil(E|Y| + sqrt(V|Y|)))`` from the label counts of a training indicator matrix,
-    the bounds of seed 004 §6 (multilabel), capped at the number of labels."""
+    the bounds of Blondel (2019, §6; multilabel), capped at the number of labels."""
     counts = np.asarray(Y, dtype=np.float64).sum(axis=1)
     high = int(np.ceil(counts.mean() + counts.std() - 1e-12))
     return 0, int(min(max(high, 1), np.shape(Y)[1]))
@@ -219,8 +219,9 @@ class _FenchelYoungModel(BaseEstimator):
 
     def _check_targets(self, Y):
         """The encodings must lie in the projection set, except for the knapsack, whose count
-        bounds may exclude some training label sets (seed 004 §6 bounds them by mean + std): the
-        loss then uses the unconstrained regulariser for those targets (still convex and smooth)."""
+        bounds may exclude some training label sets (Blondel 2019, §6 bounds them by mean + std):
+        the loss then uses the unconstrained regulariser for those targets (still convex and
+        smooth)."""
         if isinstance(self.projection_set_, Knapsack):
             return
         inside = np.atleast_1d(self.projection_set_.contains(Y))
@@ -247,7 +248,7 @@ class _FenchelYoungModel(BaseEstimator):
         return self._scores(X)
 
     def predict_marginals(self, X):
-        r"""The projection :math:`u = P^\Psi_{\mathcal C}(\theta)` of the scores (seed 004 Eq. 4),
+        r"""The projection :math:`u = P^\Psi_{\mathcal C}(\theta)` of the scores (Blondel 2019, Eq. 4),
         e.g. a soft permutation matrix on the Birkhoff polytope (Fig. 3)."""
         T = self._scores(X)
         project = lambda A: self.projection_set_.project(A, self.geometry)  # noqa: E731
@@ -260,16 +261,16 @@ class _FenchelYoungModel(BaseEstimator):
 
 
 class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
-    r"""Multiclass, ordinal or multilabel classifier trained on a projection loss (seed 004).
+    r"""Multiclass, ordinal or multilabel classifier trained on a projection loss (Blondel 2019).
 
     Parameters
     ----------
     loss : {'auto', 'zero_one', 'absolute', 'hamming'}, default='auto'
-        The target loss; it fixes the encoding :math:`\varphi` and the calibrated decoding (seed
-        004 App. A).  ``'zero_one'``: one-hot :math:`e_y`; ``'absolute'``: ordinal classes in
-        sorted label order with :math:`\varphi(y) = \sum_{i<y} e_i` (the mean absolute error);
-        ``'hamming'``: a 2-D 0/1 indicator target (multilabel).  ``'auto'`` is ``'hamming'`` for an
-        indicator matrix and ``'zero_one'`` otherwise.
+        The target loss; it fixes the encoding :math:`\varphi` and the calibrated decoding
+        (Blondel 2019, App. A).  ``'zero_one'``: one-hot :math:`e_y`; ``'absolute'``: ordinal
+        classes in sorted label order with :math:`\varphi(y) = \sum_{i<y} e_i` (the mean absolute
+        error); ``'hamming'``: a 2-D 0/1 indicator target (multilabel).  ``'auto'`` is ``'hamming'``
+        for an indicator matrix and ``'zero_one'`` otherwise.
     polytope : str or Polytope, default='auto'
         The projection set :math:`\mathcal C`: ``'zero_one'``: ``'simplex'`` (auto),
         ``'unit_cube'``, ``'none'`` (no projection: the squared loss); ``'absolute'``:
@@ -284,9 +285,9 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         itself, without the knapsack's count bounds).
     knapsack_bounds : 'auto' or (int, int), default='auto'
         ``(low, high)`` label counts of the knapsack; ``'auto'``: ``(0, ceil(mean + std))`` of the
-        training label counts (seed 004 §6), see :func:`knapsack_bounds`.
+        training label counts (Blondel 2019, §6), see :func:`knapsack_bounds`.
     alpha : float, default=1e-2
-        :math:`\alpha \ge 0`, the squared-norm penalty (seed 004's :math:`\lambda`).
+        :math:`\alpha \ge 0`, the squared-norm penalty (:math:`\lambda` in Blondel 2019).
     fit_intercept : bool, default=True
         Add an unpenalised bias :math:`b`.
     kernel : {None, 'linear', 'poly', 'rbf', ...} or callable, default=None
@@ -415,7 +416,7 @@ class RankingMixin:
 
     def score(self, X, y, sample_weight=None):
         """``1 -`` the (weighted) mean entry-wise Hamming loss between the true permutation
-        matrices and :meth:`predict_matrix` (seed 004 Tables 1-3)."""
+        matrices and :meth:`predict_matrix` (Blondel 2019, Tables 1-3)."""
         check_is_fitted(self)
         R = check_rankings(y, np.shape(X)[0], self.n_labels_)
         wrong = np.mean(ranks_to_matrices(R) != self.predict_matrix(X), axis=(1, 2))
@@ -429,7 +430,7 @@ class RankingMixin:
 
 
 class LabelRanker(RankingMixin, _FenchelYoungModel):
-    r"""Label ranking with projection losses and calibrated decoding (seed 004 §6, Tables 1-3).
+    r"""Label ranking with projection losses and calibrated decoding (Blondel 2019, §6, Tables 1-3).
 
     ``fit(X, R)`` takes full rankings ``R[i, j]`` = rank of label ``j`` (1 = best); ``predict``
     returns rankings of the same form.
