@@ -12,7 +12,7 @@ Subcommands
     A short tour: four games on fixed potentials, then adversarial classifiers trained on data
     bundled with scikit-learn next to logistic regression and a linear SVM.
 ``advgame bench oracle``
-    Time per row of closed forms, vertex tables, the persistent HiGHS LP and cvxpy
+    Time per row of closed forms, vertex tables, the LP oracle (bulk and per row) and cvxpy
     (:mod:`advgame.benchmarks.oracle`).
 ``advgame bench train``
     Fit time and accuracy of AdversarialClassifier next to scikit-learn
@@ -298,9 +298,12 @@ def structure_lines(game):
     """The recognised structure and what ``method='auto'`` uses."""
     fast = game.fast_path
     if fast is None:
-        auto = "LP (persistent HiGHS)"
+        auto = "the LP oracle (one vectorised simplex over all rows of a call)"
     elif fast == "vertices":
-        auto = "vertex table (one matrix product for all rows)"
+        auto = (
+            "vertex table (one matrix product for all rows) for calls with enough rows to pay "
+            "for building it, else the LP oracle"
+        )
     else:
         auto = f"{fast} closed form"
     return [

@@ -39,7 +39,7 @@ from .features import (
     Multiclass,
     Thresholded,
 )
-from .game import AUTO_VERTEX_BASES, Game
+from .game import AUTO_LP_CALL_ROWS, AUTO_TABLE_ROWS_PER_BASIS, AUTO_VERTEX_BASES, Game
 from .losses import (
     ABSTAIN_CLOSED_FORM_MAX_ALPHA,
     STRUCTURE_RTOL,
@@ -757,23 +757,29 @@ def _explain_fast_path(structure, L):
             "(alpha <= 1/2) up to scale."
         )
     if L is None:
-        lines.append("fast path: decided once k is known (vertex table if small, else the LP).")
+        lines.append(
+            "fast path: decided once k is known (a vertex table when it is small and a call has "
+            "enough rows to pay for building it, else the bulk LP oracle)."
+        )
         return lines
     bases = basis_count(L.n_actions, L.n_labels)
+    lp = (
+        "the LP oracle: one vectorised simplex over all rows of a call, each row certified by its "
+        "duality gap (HiGHS for any row it cannot certify)"
+    )
     if bases <= AUTO_VERTEX_BASES:
+        rows = max(0, math.ceil(AUTO_TABLE_ROWS_PER_BASIS * bases - AUTO_LP_CALL_ROWS))
         lines.append(
-            f"fast path: vertex table (enumerating {bases:,} candidate bases <= "
-            f"{AUTO_VERTEX_BASES:,}); then value(F) = max(F @ Q.T + v), one matrix product."
+            f"fast path: the vertex table (enumerating {bases:,} candidate bases <= "
+            f"{AUTO_VERTEX_BASES:,}; then value(F) = max(F @ Q.T + v), one matrix product) for a "
+            f"call of at least {rows:,} rows or once it is built; {lp} for smaller calls (building "
+            "the table would cost more than it saves)."
         )
-        lines.append("not used: the per-row LP (the vertex table is one GEMM for all rows).")
     else:
         lines.append(
             f"not used: the vertex table ({bases:,} candidate bases > {AUTO_VERTEX_BASES:,})."
         )
-        lines.append(
-            "fast path: none; the LP per row through one persistent HiGHS model (costs changed "
-            "between rows)."
-        )
+        lines.append(f"fast path: {lp}.")
     return lines
 
 

@@ -425,7 +425,7 @@ def test_explain_prints_the_declared_learning_game(capsys):
     )
     assert code == 0
     assert "The declared learning game (PredictionGame.explain)" in out
-    assert "abstain with alpha = 0.7 > 0.5" in out and "fast path: vertex table" in out
+    assert "abstain with alpha = 0.7 > 0.5" in out and "fast path: the vertex table" in out
     assert "||m(q)||_1 <= 0.1" in out and "program: LP" in out
     assert r"0.1 \|\theta\|_{\infty}" in out and r"\|m(q)\|_{1} \le 0.1" in out
 
