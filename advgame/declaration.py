@@ -49,7 +49,7 @@ from .losses import (
 from .uncertainty import Exact, MomentBalls, NormBall, UncertaintySet, as_uncertainty
 from .vertices import basis_count
 
-__all__ = ["PredictionGame", "LOSS_NAMES", "FEATURE_NAMES", "resolve_loss_matrix"]
+__all__ = ["PredictionGame", "LOSS_NAMES", "FEATURE_NAMES", "classes_of", "resolve_loss_matrix"]
 
 #: Loss names a declaration accepts (built for ``k`` classes when the data are seen).
 LOSS_NAMES = ("zero_one", "ordinal", "squared", "abstain")
@@ -90,6 +90,27 @@ def resolve_loss_matrix(loss, k, names=LOSS_NAMES, classes=None, name="loss", **
             "one column per class in sorted label order."
         )
     return L if classes is None else _align_to_classes(L, list(classes))
+
+
+def classes_of(y, loss=None):
+    """The classes of ``y`` and each label's class index.
+
+    The classes are sorted, unless ``loss`` is a :class:`LossMatrix` whose labels name exactly
+    the classes of ``y``: then they are in its label order, so that a declared order (an ordinal
+    scale of string labels, ``['low', 'mid', 'high']``) and the matrix's structure survive.
+    """
+    classes, y_index = np.unique(y, return_inverse=True)
+    if not isinstance(loss, LossMatrix) or len(loss.labels) != classes.size:
+        return classes, y_index
+    labels = list(loss.labels)
+    try:
+        position = {label: j for j, label in enumerate(labels)}
+        order = np.array([position[c] for c in classes.tolist()])
+    except (KeyError, TypeError):  # the labels are display names, not the classes
+        return classes, y_index
+    ordered = np.empty_like(classes)
+    ordered[order] = classes
+    return ordered, order[y_index]
 
 
 def _align_to_classes(L, classes):
@@ -433,7 +454,9 @@ class PredictionGame:
         ----------
         X : array-like of shape (n, d)
         y : array-like of shape (n,)
-            Labels; classes are ``np.unique(y)`` (for ordinal losses their sorted order is the
+            Labels.  The classes (the columns of ``P`` and ``Q``) are in the order of the loss
+            matrix's labels when they name the classes (:func:`classes_of`), else sorted
+            (``np.unique(y)``; for a loss name such as ``'ordinal'`` the sorted order is the
             ordinal order).
         sample_weight : array-like of shape (n,), optional
             Non-negative weights with a positive sum (normalised to sum to one).
@@ -461,7 +484,7 @@ class PredictionGame:
                 f"y must be a 1-D array with one label per row of X ({X.shape[0]}); got shape "
                 f"{y.shape}."
             )
-        classes, y_index = np.unique(y, return_inverse=True)
+        classes, y_index = classes_of(y, self.loss)
         if sample_weight is not None:
             sample_weight = as_float_array("sample_weight", sample_weight)
             if sample_weight.shape != (X.shape[0],) or not np.all(np.isfinite(sample_weight)):
@@ -673,7 +696,7 @@ def _compile_minimax(pg, X, y, sample_weight):
         check_finite("y (real targets)", targets)
         Theta, t = targets[:, None], 1
     else:
-        classes, y_index = np.unique(y, return_inverse=True)
+        classes, y_index = classes_of(y, loss)
         k = classes.size
         if k < 2:
             raise ValueError(f"y must contain at least 2 classes; got {list(classes)}.")

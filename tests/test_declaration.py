@@ -872,3 +872,22 @@ def test_latex_prints_a_small_general_matrix():
     L = np.array([[0.0, 1.0, 2.0], [1.5, 0.0, 1.0], [3.0, 1.0, 0.0]])
     text = ag.PredictionGame(L, uncertainty=ag.NormBall(0.1, 1)).latex()
     assert r"\begin{pmatrix} 0 & 1 & 2 \\ 1.5 & 0 & 1 \\ 3 & 1 & 0 \end{pmatrix}" in text
+
+
+def test_a_labelled_matrix_orders_the_classes_and_keeps_its_structure():
+    """String labels named by the loss matrix keep the matrix's (ordinal) order: the program
+    equals the one on integer labels 0 < 1 < 2, column for column."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    index = np.clip(np.round(1.2 * X[:, 0] + 1).astype(int), 0, 2)
+    names = np.array(["low", "mid", "high"])
+    L = ag.LossMatrix(ag.losses.ordinal(3).matrix, labels=list(names))
+    classes, y_index = ag.declaration.classes_of(names[index], L)
+    assert list(classes) == list(names) and np.array_equal(y_index, index)
+    named = ag.PredictionGame(L, uncertainty=ag.SoftMoments(0.1)).compile(X, names[index]).solve()
+    plain = ag.PredictionGame("ordinal", uncertainty=ag.SoftMoments(0.1)).compile(X, index).solve()
+    assert named.objective == pytest.approx(plain.objective, rel=1e-9)
+    np.testing.assert_allclose(named.P, plain.P, atol=1e-6)
+    # labels that do not name the classes (display names) leave the sorted order
+    display = ag.LossMatrix(ag.losses.ordinal(3).matrix, labels=["a", "b", "c"])
+    assert list(ag.declaration.classes_of(names[index], display)[0]) == sorted(names)
