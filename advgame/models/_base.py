@@ -1,6 +1,10 @@
-"""What every fitted estimator shares: its compiled program stays out of its pickle."""
+"""What every fitted estimator shares: its compiled program stays out of its pickle, and a fit
+reports its progress on stderr when ``verbose`` is set."""
 
-__all__ = ["ProgramNotPickled"]
+import sys
+import time
+
+__all__ = ["ProgramNotPickled", "fit_finished", "fit_started", "progress"]
 
 
 class ProgramNotPickled:
@@ -19,3 +23,44 @@ class ProgramNotPickled:
         for name in self._NOT_PICKLED:
             state.pop(name, None)
         return state
+
+
+def progress(estimator, message, level=1):
+    """Print ``[Name] message`` to stderr when the estimator's ``verbose`` is at least ``level``
+    (1: the stages of a fit; 2: also its iterations)."""
+    if getattr(estimator, "verbose", 0) >= level:
+        print(f"[{type(estimator).__name__}] {message}", file=sys.stderr, flush=True)
+
+
+def _summary(estimator):
+    """What a fit found: solver, iterations, objective and its certified gap, the stop reason."""
+    parts = []
+    for name, label, fmt in (
+        ("solver_", "solver", "{}"),
+        ("n_iter_", "iterations", "{}"),
+        ("objective_", "objective", "{:.6g}"),
+        ("gap_", "certified gap", "{:.2g}"),
+        ("duality_gap_", "certified gap", "{:.2g}"),
+        ("converged_", "", "{}"),
+    ):
+        value = getattr(estimator, name, None)
+        if value is not None and not (isinstance(value, float) and value != value):  # NaN
+            text = fmt.format(value)
+            parts.append(f"{label} {text}" if label else text)
+    return "; ".join(parts)
+
+
+def fit_started(estimator, X):
+    """Say (``verbose >= 1``) what ``fit`` is about to do; returns the start time for
+    :func:`fit_finished`.  Called inside ``fit`` itself (a wrapper would add a frame and move
+    the warnings' ``stacklevel`` off the user's code)."""
+    size = len(X) if hasattr(X, "__len__") else "?"
+    progress(estimator, f"fitting on {size} samples")
+    return time.perf_counter()
+
+
+def fit_finished(estimator, started):
+    """Say (``verbose >= 1``) how long ``fit`` took and what it found."""
+    summary = _summary(estimator)
+    seconds = time.perf_counter() - started
+    progress(estimator, f"fitted in {seconds:.2f} s" + (f": {summary}" if summary else ""))

@@ -50,7 +50,7 @@ from ..inference import marginals, max_sum
 from ..polytopes import Marginal
 from ..solvers import fit_adagrad, fit_lbfgs
 from ..uncertainty import SoftMoments, as_uncertainty
-from ._base import ProgramNotPickled
+from ._base import ProgramNotPickled, fit_finished, fit_started
 from ._inputs import check_iteration_params, check_strength, resolve_loss_matrix
 
 __all__ = ["AdversarialGraphicalModel", "StructuredSVM", "GraphFeatures"]
@@ -281,6 +281,10 @@ class AdversarialGraphicalModel(_GraphicalModel):
     random_state : int, Generator or None
         Seeds the mini-batch order.
 
+    verbose : int, default=0
+        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, objective,
+        certified gap), 2 also its iterations.
+
     Attributes
     ----------
     classes_, theta_, objective_, n_iter_, solver_
@@ -319,6 +323,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
         learning_rate=1.0,
         decision_loss=None,
         random_state=None,
+        verbose=0,
     ):
         self.loss = loss
         self.graph = graph
@@ -334,6 +339,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
         self.learning_rate = learning_rate
         self.decision_loss = decision_loss
         self.random_state = random_state
+        self.verbose = verbose
 
     @property
     def _is_crf(self):
@@ -363,6 +369,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
 
     def fit(self, X_list, y_list, edge_X_list=None):
         """Learn from examples ``X_list[s]`` (N_s, d) with labels ``y_list[s]`` (N_s,)."""
+        started = fit_started(self, X_list)
         self._check_common()
         if self.inner not in GRAPH_METHODS:
             raise ValueError(f"inner must be one of {GRAPH_METHODS}; got {self.inner!r}.")
@@ -413,6 +420,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
             self._train(inner, data, solver)
         self.solver_ = solver
         self._set_coefficients()
+        fit_finished(self, started)
         return self
 
     def _set_coefficients(self):
@@ -459,7 +467,7 @@ class StructuredSVM(_GraphicalModel):
     Parameters
     ----------
     loss : {'zero_one', 'ordinal' (= 'absolute'), 'squared'} or square LossMatrix
-    graph, node_weights, uncertainty, strength, max_iter, batch_size, learning_rate, random_state
+    graph, node_weights, uncertainty, strength, max_iter, batch_size, learning_rate, random_state, verbose
         As for :class:`AdversarialGraphicalModel`.
     """
 
@@ -474,6 +482,7 @@ class StructuredSVM(_GraphicalModel):
         batch_size=16,
         learning_rate=1.0,
         random_state=None,
+        verbose=0,
     ):
         self.loss = loss
         self.graph = graph
@@ -484,9 +493,11 @@ class StructuredSVM(_GraphicalModel):
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit(self, X_list, y_list, edge_X_list=None):
         """Learn from examples ``X_list[s]`` (N_s, d) with labels ``y_list[s]`` (N_s,)."""
+        started = fit_started(self, X_list)
         self._check_common()
         if isinstance(self.loss, str) and self.loss == "log":
             raise ValueError("loss='log' is the CRF: use AdversarialGraphicalModel(loss='log').")
@@ -504,4 +515,5 @@ class StructuredSVM(_GraphicalModel):
         self.uncertainty_ = self._uncertainty(data.n_examples)
         self._train(_HingeInner(self.loss_matrix_.matrix), data, "subgradient")
         self.solver_ = "subgradient"
+        fit_finished(self, started)
         return self

@@ -37,7 +37,7 @@ from ..features import Multiclass
 from ..permutation import DECODINGS, PermutationGame, ranks_to_matrices
 from ..solvers import fit_adagrad
 from ..uncertainty import Exact, SoftMoments
-from ._base import ProgramNotPickled
+from ._base import ProgramNotPickled, fit_finished, fit_started
 from ._inputs import check_iteration_params, check_rankings, check_weights, validate_numeric
 from .projection import RankingMixin
 
@@ -165,6 +165,10 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
     random_state : int, Generator or None, default=None
         Seeds the mini-batch order of ``'subgradient'``.
 
+    verbose : int, default=0
+        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, objective,
+        certified gap), 2 also its iterations.
+
     Attributes
     ----------
     n_labels_ : int
@@ -222,6 +226,7 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         batch_size=16,
         learning_rate=1.0,
         random_state=None,
+        verbose=0,
     ):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -233,6 +238,7 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.random_state = random_state
+        self.verbose = verbose
 
     def _check_params(self):
         check_iteration_params(self, ("max_iter", "batch_size"))
@@ -256,6 +262,7 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
             When the compiled program's solver does not report an optimal solution (an
             inaccurate one included).
         """
+        started = fit_started(self, X)
         self._check_params()
         X = validate_numeric(self, X)
         R = check_rankings(y, X.shape[0], estimator=self)
@@ -280,6 +287,7 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
             self._fit_compiled(X, R, sample_weight)
         else:
             self._fit_subgradient(X, R, weights)
+        fit_finished(self, started)
         return self
 
     def _fit_compiled(self, X, R, sample_weight):

@@ -43,7 +43,7 @@ from ..features import Multiclass
 from ..game import map_label
 from ..solvers import fit_lbfgs
 from ..uncertainty import MomentBalls
-from ._base import ProgramNotPickled
+from ._base import ProgramNotPickled, fit_finished, fit_started, progress
 from ._inputs import (
     check_classification_fit,
     check_iteration_params,
@@ -236,6 +236,9 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
             if small_steps and small:
                 return A, iteration, "FISTA: converged"
             if monitor is not None and iteration % MONITOR_EVERY == 0:
+                progress(
+                    self, f"FISTA iteration {iteration}" + (f" (mu = {mu:g})" if mu else ""), 2
+                )
                 message = monitor(A, average)
                 if message:
                     return A, iteration, message
@@ -353,6 +356,10 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
     random_state : int, Generator or None
         Seeds the randomised predictions (an integer seed gives the same draws each call).
 
+    verbose : int, default=0
+        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, objective,
+        certified gap), 2 also its iterations.
+
     Attributes
     ----------
     classes_ : ndarray
@@ -406,6 +413,7 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
         warm_start=False,
         randomized=False,
         random_state=None,
+        verbose=0,
     ):
         self.loss = loss
         self.radius = radius
@@ -419,6 +427,7 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
         self.warm_start = warm_start
         self.randomized = randomized
         self.random_state = random_state
+        self.verbose = verbose
 
     def _full_potentials(self, Z):
         return np.hstack([Z, np.zeros((Z.shape[0], 1))])
@@ -445,6 +454,7 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
 
     def fit(self, X, y, sample_weight=None):
         """Solve Eq. 21 for ``A`` on ``X`` (n, d), labels ``y``, optional sample weights."""
+        started = fit_started(self, X)
         self._check_params()
         if self.loss not in _CLASSIFIER_LOSSES:
             raise ValueError(f"loss must be one of {_CLASSIFIER_LOSSES}; got {self.loss!r}.")
@@ -457,6 +467,7 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
         d = self.n_features_in_
         self.coef_ = self.A_[:, :d]
         self.intercept_ = self.A_[:, d] if self.fit_intercept else np.zeros(K - 1)
+        fit_finished(self, started)
         return self
 
     def _potentials(self, X):
@@ -514,6 +525,10 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
     squared, groups, fit_intercept, solver, max_iter, tol, warm_start
         As in :class:`MinimaxClassifier`.
 
+    verbose : int, default=0
+        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, objective,
+        certified gap), 2 also its iterations.
+
     Attributes
     ----------
     A_ : ndarray of shape (1, n_features + fit_intercept)
@@ -535,6 +550,7 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
         max_iter=1000,
         tol=1e-6,
         warm_start=False,
+        verbose=0,
     ):
         self.radius = radius
         self.norm = norm
@@ -546,6 +562,7 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
         self.max_iter = max_iter
         self.tol = tol
         self.warm_start = warm_start
+        self.verbose = verbose
 
     def _full_potentials(self, Z):
         return Z
@@ -584,6 +601,7 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
 
     def fit(self, X, y, sample_weight=None):
         """Solve Eq. 21 with ``theta(Y) = Y`` on ``X`` (n, d) and real targets ``y``."""
+        started = fit_started(self, X)
         self._check_params()
         X, y = validate_numeric(self, X, y, y_numeric=True)
         sample_weight = check_weights(sample_weight, X)
@@ -592,6 +610,7 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
         d = self.n_features_in_
         self.coef_ = self.A_[0, :d] / 2
         self.intercept_ = self.A_[0, d] / 2 if self.fit_intercept else 0.0
+        fit_finished(self, started)
         return self
 
     def predict(self, X):

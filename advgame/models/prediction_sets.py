@@ -62,6 +62,7 @@ from ..compile import Program
 from ..exceptions import ConvergenceWarning, SolverError
 from ..features import KernelFeatures, psd_eigen
 from ..metrics import prediction_set_metrics
+from ._base import fit_finished, fit_started, progress
 from ._inputs import check_classification_fit, check_iteration_params, validate_numeric
 
 __all__ = [
@@ -1048,6 +1049,10 @@ class GeneralizedPredictionSet(BaseEstimator):
         Seeds the calibration split, the unlabelled subsample, the tuning split and the
         median-heuristic subsample; a fit is reproducible for a fixed seed, also with ``n_jobs``.
 
+    verbose : int, default=0
+        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, objective,
+        certified gap), 2 also its iterations.
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -1110,6 +1115,7 @@ class GeneralizedPredictionSet(BaseEstimator):
         ambiguous_label="auto",
         n_jobs=None,
         random_state=None,
+        verbose=0,
     ):
         self.error_rate = error_rate
         self.kernel = kernel
@@ -1130,6 +1136,7 @@ class GeneralizedPredictionSet(BaseEstimator):
         self.ambiguous_label = ambiguous_label
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
     def _check_params(self):
         _check_fraction("error_rate", self.error_rate)
@@ -1205,6 +1212,7 @@ class GeneralizedPredictionSet(BaseEstimator):
         -------
         self
         """
+        started = fit_started(self, X)
         self._check_params()
         X, y_index, _ = check_classification_fit(self, X, y, None)
         X_unlabeled = _check_unlabeled(X_unlabeled, X.shape[1])
@@ -1239,6 +1247,11 @@ class GeneralizedPredictionSet(BaseEstimator):
         if gamma is None and not callable(self.kernel) and self.kernel != "rbf":
             gamma = 1.0 / X.shape[1]
         backend = "ipm" if self.backend == "auto" else self.backend
+        progress(
+            self,
+            f"{len(fit_rows)} per-class kernel QPs ({backend}, n_jobs={self.n_jobs}) against "
+            f"{X_unlabeled.shape[0]} unlabelled points",
+        )
         fits = Parallel(n_jobs=self.n_jobs)(
             delayed(_fit_class)(
                 X[rows],
@@ -1265,6 +1278,13 @@ class GeneralizedPredictionSet(BaseEstimator):
         self.kernel_gamma_ = np.array(
             [np.nan if kernel.gamma is None else kernel.gamma for kernel in self.kernels_]
         )
+        for k, label in enumerate(self.classes_.tolist()):
+            progress(
+                self,
+                f"class {label!r}: {self.dual_coef_[k].size} dual coefficients, C = {self.C_[k]:.3g}, "
+                f"dual objective {self.dual_objective_[k]:.6g}",
+                level=2,
+            )
         self.thresholds_ = np.zeros(self.classes_.size)
         if self.calibration is not None:
             scores = self._scores(X)
@@ -1275,6 +1295,8 @@ class GeneralizedPredictionSet(BaseEstimator):
                 ]
             )
         self._warn_unbounded_regions()
+        progress(self, f"class thresholds tau = {np.round(self.thresholds_, 4).tolist()}")
+        fit_finished(self, started)
         return self
 
     def _warn_unbounded_regions(self):

@@ -51,6 +51,7 @@ from ..polytopes import (
     Unconstrained,
     UnitCube,
 )
+from ._base import fit_finished, fit_started, progress
 from ._inputs import (
     check_classification_fit,
     check_iteration_params,
@@ -75,6 +76,8 @@ RANKING_MATRIX_SETS = (
 RANKING_VECTOR_SETS = (("permutahedron", "none"), ("permutahedron",))
 #: L-BFGS history size.
 LBFGS_MEMORY = 20
+#: With ``verbose=2``, L-BFGS reports every this many iterations.
+REPORT_EVERY = 25
 
 
 def knapsack_bounds(Y):
@@ -191,11 +194,24 @@ class _FenchelYoungModel(BaseEstimator):
             return J, np.concatenate(parts)
 
         x0 = np.zeros(m * p + (p if self.fit_intercept else 0))
+        iterations = 0
+
+        def report(intermediate_result):
+            nonlocal iterations
+            iterations += 1
+            if iterations % REPORT_EVERY == 0:
+                progress(
+                    self,
+                    f"L-BFGS iteration {iterations}: objective {intermediate_result.fun:.6g}",
+                    2,
+                )
+
         result = minimize(
             objective,
             x0,
             jac=True,
             method="L-BFGS-B",
+            callback=report if getattr(self, "verbose", 0) >= 2 else None,
             options={
                 "maxiter": self.max_iter,
                 "maxcor": LBFGS_MEMORY,
@@ -298,6 +314,10 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
     tol : float, default=1e-6
         L-BFGS stops when the largest gradient entry is below ``tol``.
 
+    verbose : int, default=0
+        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, objective,
+        certified gap), 2 also its iterations.
+
     Attributes
     ----------
     classes_ : ndarray
@@ -324,6 +344,7 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         coef0=1.0,
         max_iter=1000,
         tol=1e-6,
+        verbose=0,
     ):
         self.loss = loss
         self.polytope = polytope
@@ -338,6 +359,7 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         self.coef0 = coef0
         self.max_iter = max_iter
         self.tol = tol
+        self.verbose = verbose
 
     def _targets(self, X, y, sample_weight):
         """Validated ``X``, label indices (or indicators), weights, and the resolved loss."""
@@ -372,6 +394,7 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
 
     def fit(self, X, y, sample_weight=None):
         """Fit on features ``X`` and labels ``y`` (1-D) or a 0/1 indicator matrix (multilabel)."""
+        started = fit_started(self, X)
         self._check_params()
         X, y, sample_weight, loss = self._targets(X, y, sample_weight)
         k = self.classes_.size
@@ -392,6 +415,7 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         self.loss_ = loss
         self.point_shape_ = decomposition.point_shape
         self._fit_scores(X, decomposition.phi(y), sample_weight)
+        fit_finished(self, started)
         return self
 
     def predict(self, X):
@@ -455,6 +479,10 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
     alpha, fit_intercept, kernel, gamma, degree, coef0, max_iter, tol
         As in :class:`ProjectionClassifier`.
 
+    verbose : int, default=0
+        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, objective,
+        certified gap), 2 also its iterations.
+
     Attributes
     ----------
     n_labels_ : int
@@ -474,6 +502,7 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
         coef0=1.0,
         max_iter=1000,
         tol=1e-6,
+        verbose=0,
     ):
         self.polytope = polytope
         self.geometry = geometry
@@ -486,6 +515,7 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
         self.coef0 = coef0
         self.max_iter = max_iter
         self.tol = tol
+        self.verbose = verbose
 
     def _vector_encoding(self):
         return "permutahedron" in (self.polytope, self.decoding)
@@ -493,6 +523,7 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
     def fit(self, X, y, sample_weight=None):
         """Fit on features ``X`` (n, d) and rankings ``y = R`` (n, k), ``R[i, j]`` = rank of label j
         (named ``y`` as scikit-learn passes it by keyword)."""
+        started = fit_started(self, X)
         self._check_params()
         X = validate_numeric(self, X)
         R = check_rankings(y, X.shape[0], estimator=self)
@@ -520,6 +551,7 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
         )
         self.decomposition_ = decomposition.with_output_set(decode_on)
         self._fit_scores(X, targets, sample_weight)
+        fit_finished(self, started)
         return self
 
     def predict_matrix(self, X):
