@@ -72,12 +72,12 @@ def _manifest():
         return {row["path"].removesuffix(".csv"): row for row in csv.DictReader(handle)}
 
 
-def list_datasets():
+def list_datasets() -> list[str]:
     """Names accepted by :func:`load`, e.g. ``'multiclass/vehicle'``."""
     return sorted(_manifest())
 
 
-def load(name):
+def load(name: str) -> "Dataset":
     """Load a vendored data set by name (``'multiclass/optdigits'``, ``'ordinal/abalone'``, ...).
 
     Raises
@@ -150,7 +150,13 @@ def _listing(names, limit=10):
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-def load_csv(path, target, *, delimiter=",", max_bytes=None):
+def load_csv(
+    path: "str | os.PathLike",
+    target: "str | int",
+    *,
+    delimiter: str = ",",
+    max_bytes: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Read your data set from a CSV file: a header row of column names, then one row per example.
 
     Parameters
@@ -340,7 +346,7 @@ def _target_values(labels):
     return y
 
 
-def quantile_bins(y, n_bins=5):
+def quantile_bins(y: "np.typing.ArrayLike", n_bins: int = 5) -> np.ndarray:
     """Ordered classes ``0..n_bins-1`` from equal-frequency bins of a regression target.
 
     Returns ``(classes, edges)``; ties in ``y`` make the bins only approximately equal (record

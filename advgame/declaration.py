@@ -21,8 +21,10 @@ declaration (their ``game_``) and fit through it.
 
 import copy
 import math
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import losses, polytopes
 from ._validation import as_float_array, check_finite, check_rankings, check_real
@@ -92,7 +94,7 @@ def resolve_loss_matrix(loss, k, names=LOSS_NAMES, classes=None, name="loss", **
     return L if classes is None else _align_to_classes(L, list(classes))
 
 
-def classes_of(y, loss=None):
+def classes_of(y: ArrayLike, loss: object = None) -> tuple[np.ndarray, np.ndarray]:
     """The classes of ``y`` and each label's class index.
 
     The classes are sorted, unless ``loss`` is a :class:`LossMatrix` whose labels name exactly
@@ -252,7 +254,14 @@ class PredictionGame:
     True
     """
 
-    def __init__(self, loss, features="multiclass", uncertainty=None, polytope=None, alpha=0.5):
+    def __init__(
+        self,
+        loss: "LossMatrix | Entropy | ArrayLike | str",
+        features: "FeatureMap | str | Callable" = "multiclass",
+        uncertainty: "UncertaintySet | MomentBalls | str | None" = None,
+        polytope: "polytopes.Polytope | None" = None,
+        alpha: float = 0.5,
+    ):
         self.loss = _declare_loss(loss, alpha)
         self.alpha = alpha
         self.features = _declare_features(features)
@@ -301,7 +310,7 @@ class PredictionGame:
                 )
 
     @property
-    def family(self):
+    def family(self) -> str:
         """Which learning program the declaration compiles to: ``'simplex'`` (a loss matrix
         over labels), ``'minimax'`` (Farnia and Tse's minimax model: a generalised entropy, or a
         loss matrix with per-class :class:`~advgame.uncertainty.MomentBalls`), ``'birkhoff'``
@@ -414,7 +423,7 @@ class PredictionGame:
             )
 
     # ----------------------------------------------------------------------- resolution
-    def loss_matrix(self, k=None, classes=None):
+    def loss_matrix(self, k: int | None = None, classes: ArrayLike | None = None) -> LossMatrix:
         """The loss matrix for ``k`` classes (a name is built for ``k``; a matrix is checked
         against it and aligned with ``classes`` when its labels name them)."""
         if isinstance(self.loss, Entropy):
@@ -432,7 +441,7 @@ class PredictionGame:
         options = {"alpha": self.alpha} if self.loss == "abstain" else {}
         return resolve_loss_matrix(self.loss, k, classes=classes, **options)
 
-    def game(self, k=None):
+    def game(self, k: int | None = None) -> Game:
         """The per-sample game (:class:`~advgame.Game`) of the declared loss, for ``k`` classes
         (``k`` may be omitted when the loss is a matrix or an entropy; that game is cached)."""
         if k is not None and not isinstance(self.loss, (LossMatrix, Entropy)):
@@ -447,7 +456,7 @@ class PredictionGame:
         return state
 
     # --------------------------------------------------------------------------- compile
-    def compile(self, X, y, sample_weight=None):
+    def compile(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
         r"""Compile the learning problem on data ``(X, y)``.
 
         Parameters
@@ -511,7 +520,7 @@ class PredictionGame:
         )
 
     # ----------------------------------------------------------------------------- LaTeX
-    def latex(self, loss_matrix=None):
+    def latex(self, loss_matrix: LossMatrix | None = None) -> str:
         r"""The primal and dual learning programs as LaTeX, the declarations substituted."""
         if self.family == "minimax":
             return minimax_latex(self.loss, self.uncertainty, self.features.fit_intercept)
@@ -528,7 +537,7 @@ class PredictionGame:
         return None
 
     # --------------------------------------------------------------------------- explain
-    def explain(self, k=None):
+    def explain(self, k: int | None = None) -> str:
         """Readable text: the recognised structure of the loss (and the tolerance), the fast
         path ``auto`` uses for the per-sample games and why, those it does not use and why, and
         the program kind with its sizes (as formulas in ``n`` and ``d``)."""

@@ -37,6 +37,7 @@ import threading
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import closed_forms, vertices
 from ._validation import as_labels, as_potentials
@@ -189,17 +190,17 @@ class Game:
         )
 
     @property
-    def n_labels(self):
+    def n_labels(self) -> int:
         """Number of labels ``k`` (length of a potential vector)."""
         return self.loss.n_labels
 
     @property
-    def n_actions(self):
+    def n_actions(self) -> int:
         """Number of predictor actions ``l`` (length of ``p*``)."""
         return self.loss.n_actions
 
     @property
-    def fast_path(self):
+    def fast_path(self) -> str | None:
         """What ``method='auto'`` uses: the closed-form kind, ``'birkhoff'``, ``'vertices'``, or
         None (the LP).  ``'vertices'``: the vertex table for calls with enough rows to pay for
         its construction, and for every call once it is built (:data:`AUTO_TABLE_ROWS_PER_BASIS`);
@@ -306,13 +307,13 @@ class Game:
         return self._oracle.solve(F)[2]
 
     # -------------------------------------------------------------------------------- public
-    def value(self, F, method="auto"):
+    def value(self, F: ArrayLike, method: str = "auto") -> np.ndarray | float:
         r"""Game value ``max_q min_p p^T L q + f^T q`` for each row of ``F`` (seed 000 Eq. 4)."""
         F, single = as_potentials(F, self.n_labels)
         value = self._solve_adversary(F, method)[0]
         return value[0] if single else value
 
-    def surrogate(self, F, y, method="auto"):
+    def surrogate(self, F: ArrayLike, y: ArrayLike, method: str = "auto") -> np.ndarray | float:
         r"""Adversarial surrogate loss ``AL(f, y) = value(f) - f_y`` (seed 000 Eq. 3).
 
         ``y`` holds label indices ``0..k-1``, one per row of ``F``.
@@ -322,19 +323,21 @@ class Game:
         loss = self._solve_adversary(F, method)[0] - F[np.arange(F.shape[0]), y]
         return loss[0] if single else loss
 
-    def value_and_adversary(self, F, method="auto"):
+    def value_and_adversary(
+        self, F: ArrayLike, method: str = "auto"
+    ) -> tuple[np.ndarray, np.ndarray]:
         r"""``(value, q*)`` in one solve: the objective and subgradient that learning needs."""
         F, single = as_potentials(F, self.n_labels)
         value, Q = self._solve_adversary(F, method)
         return (value[0], Q[0]) if single else (value, Q)
 
-    def adversary(self, F, method="auto"):
+    def adversary(self, F: ArrayLike, method: str = "auto") -> np.ndarray:
         r"""An optimal adversary ``q*`` per row: a subgradient of ``value`` (Theorem 19)."""
         F, single = as_potentials(F, self.n_labels)
         Q = self._solve_adversary(F, method)[1]
         return Q[0] if single else Q
 
-    def predictor(self, F, method="auto"):
+    def predictor(self, F: ArrayLike, method: str = "auto") -> np.ndarray:
         r"""An optimal predictor ``p* = argmin_p max_j (L^T p + f)_j`` per row (Eq. 9/10).
 
         Shape ``(n, l)``: a distribution over actions (for abstain the last action abstains).
@@ -343,13 +346,13 @@ class Game:
         P = self._predictor(F, method)
         return P[0] if single else P
 
-    def predict(self, F, method="auto"):
+    def predict(self, F: ArrayLike, method: str = "auto") -> np.ndarray | int | float:
         r"""The action ``argmax_a p*_a`` per row (for abstain, index ``k`` means abstain; Cor. 14)."""
         F, single = as_potentials(F, self.n_labels)
         actions = np.argmax(self._predictor(F, method), axis=1)
         return actions[0] if single else actions
 
-    def entropy(self, Q):
+    def entropy(self, Q: ArrayLike) -> np.ndarray | float:
         r"""The generalised entropy ``H_L(q) = min_a (L q)_a`` of each row of ``Q`` (seed 001 Eq. 20).
 
         ``value(f) = max_q H_L(q) + f^T q``; for the zero-one loss ``H_L(q) = 1 - max_j q_j``.
@@ -358,7 +361,7 @@ class Game:
         H = np.min(Q @ self.loss.matrix.T, axis=1)
         return H[0] if single else H
 
-    def extreme_points(self):
+    def extreme_points(self) -> "ExtremePoints":
         r"""The extreme points of :math:`\{(q, v) : Lq \ge v\mathbf 1, q \in \Delta_k\}`, the
         hypograph of :math:`H_L`, as an :class:`ExtremePoints` named tuple ``(Q, v)``.
 
@@ -401,7 +404,7 @@ class Game:
                 self._table = vertices.VertexTable(self.loss.matrix, Q, v)
             return self._table
 
-    def to_cvxpy(self, f):
+    def to_cvxpy(self, f: ArrayLike) -> GameLPs:
         r"""Both players' LPs for one potential vector, as named cvxpy problems (for teaching).
 
         The adversary's LP (seed 000 Eq. 4) and the predictor's LP (seed 000 Eq. 10, its LP dual),
@@ -522,15 +525,15 @@ class EntropyGame(Game):
         return f"Game({self.loss.kind} entropy, {self.n_labels} potentials)"
 
     @property
-    def n_labels(self):
+    def n_labels(self) -> int:
         return self.loss.n_labels
 
     @property
-    def n_actions(self):
+    def n_actions(self) -> int:
         return self.loss.n_labels
 
     @property
-    def fast_path(self):
+    def fast_path(self) -> str | None:
         """The entropy's closed form (``'brier'``, ``'log'`` or ``'quadratic'``)."""
         return self.loss.kind
 
@@ -568,7 +571,7 @@ class EntropyGame(Game):
     def _quadratic_constant(self):
         return 0.0 if self.loss.rho is None else self.loss.rho**2
 
-    def entropy(self, Q):
+    def entropy(self, Q: ArrayLike) -> np.ndarray | float:
         """The generalised entropy ``H(q)`` of each row of ``Q`` (``rho^2 - m^2`` for the
         quadratic loss, with ``m`` the conditional mean in column 0)."""
         Q, single = as_potentials(Q, self.n_labels, name="Q")
@@ -601,7 +604,7 @@ class EntropyGame(Game):
     def _predictor(self, F, method):
         return self._solve_adversary(F, method)[1]
 
-    def program(self, f):
+    def program(self, f: ArrayLike):
         """The exact program ``max_q H(q) + f^T q`` for one potential vector, as a cvxpy Problem.
 
         After ``problem.solve()``, ``problem.var_dict`` holds the maximiser (``'q'``, or ``'mean'``
@@ -615,7 +618,7 @@ class EntropyGame(Game):
             )
         return self._program(F)[0]
 
-    def surrogate(self, F, y, method="auto"):
+    def surrogate(self, F: ArrayLike, y: ArrayLike, method: str = "auto") -> np.ndarray | float:
         r"""``F(f) - theta(y)^T f``: ``f_y`` for labels, ``y f`` for the real quadratic target."""
         F, single = as_potentials(F, self.n_labels)
         value = self._solve_adversary(F, method)[0]
@@ -631,7 +634,7 @@ class EntropyGame(Game):
             loss = value - F[np.arange(F.shape[0]), y]
         return loss[0] if single else loss
 
-    def predict(self, F, method="auto"):
+    def predict(self, F: ArrayLike, method: str = "auto") -> np.ndarray | int | float:
         """MAP label of ``∇F`` (ties broken by the larger potential), or the quadratic mean."""
         F, single = as_potentials(F, self.n_labels)
         Q = self._predictor(F, method)
@@ -651,7 +654,7 @@ class EntropyGame(Game):
     extreme_points = vertex_table = lp = to_cvxpy = _not_polyhedral
 
 
-def map_label(Q, F):
+def map_label(Q: np.ndarray, F: np.ndarray) -> np.ndarray:
     """``argmax_j Q_j`` per row, ties (within 1e-12) broken by the larger potential ``F_j``."""
     best = Q >= Q.max(axis=1, keepdims=True) - 1e-12
     return np.argmax(np.where(best, F, -np.inf), axis=1)
