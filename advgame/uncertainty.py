@@ -385,6 +385,21 @@ def _shrink_squared_l1(V, c):
     return np.sign(V) * np.maximum(A - level[:, None], 0.0)
 
 
+def _group_labels(groups):
+    """``groups`` as a 1-D array of one group label per feature, or a clear error."""
+    try:
+        labels = np.asarray(groups)
+    except ValueError:  # ragged nesting, e.g. lists of feature indices
+        labels = None
+    if labels is None or labels.ndim != 1 or labels.dtype == object:
+        raise ValueError(
+            "groups must give one label per feature (its group), a 1-D sequence such as [0, 0, 1, 1] "
+            f"(features 0-1 in group 0, 2-3 in group 1); got {groups!r}. Lists of feature "
+            "indices are not accepted: label each feature with its group instead."
+        )
+    return labels
+
+
 class MomentBalls:
     r"""Seed 001's uncertainty set: one moment ball per row of ``A`` (Eq. 19, 34, 43; Theorem 3, 5).
 
@@ -438,7 +453,7 @@ class MomentBalls:
         if norm == "group" and groups is None:
             raise ValueError("norm='group' needs groups: a group label for each feature.")
         self.radius, self.norm, self.squared = radius, norm, bool(squared)
-        self.groups = None if groups is None else np.asarray(groups)
+        self.groups = None if groups is None else _group_labels(groups)
 
     def bind(self, n_rows, n_features):
         """Check the radii and groups against ``W``'s shape ``(t, d)``; returns ``self``."""

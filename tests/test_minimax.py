@@ -703,3 +703,18 @@ def test_zero_one_fast_solver_certifies_its_gap(iris):
     assert fast.converged_.startswith("FISTA: converged (smoothing")
     assert fast.duality_gap_ <= 1e-4 * max(1.0, fast.objective_)
     assert exact.objective_ - 1e-9 <= fast.objective_ <= exact.objective_ + fast.duality_gap_
+
+
+def test_regressor_refuses_targets_beyond_float64_and_names_y():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(
+        ValueError, match=r"y has targets of magnitude up to .*MAX_TARGET_MAGNITUDE"
+    ):
+        ag.MinimaxRegressor(radius=0.1).fit(X, X[:, 0] * 1e300)
+
+
+@pytest.mark.parametrize("groups", [[[0, 1], [7]], [[0, 1], [2]], [[0, 1, 2]]])
+def test_groups_as_index_lists_get_one_clear_error(groups):
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match=r"groups must give one label per feature \(its group\)"):
+        ag.MinimaxRegressor(norm="group", groups=groups).fit(X, X[:, 0])

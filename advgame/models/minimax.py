@@ -58,6 +58,10 @@ _SOLVERS = ("auto", "compile", "fast")
 #: ``solver='auto'`` compiles a 0-1 model (an LP / SOCP that HiGHS / Clarabel solve exactly; the
 #: fast solver is first order on a non-smooth problem) up to this many game rows ``n * K``.
 AUTO_COMPILE_ROWS = 100_000
+#: Largest target magnitude ``max |y|`` :class:`MinimaxRegressor` accepts: its objective holds
+#: ``y a^T x`` and the second moments of ``y``, which overflow float64 from about ``1e154``, and
+#: the solvers lose all accuracy long before (as for features, the limit is ``1e20``).
+MAX_TARGET_MAGNITUDE = 1e20
 #: The 0-1 fast solver stops smoothing below this ``mu`` (``F_mu`` is then within 5e-13 of ``F``).
 SMOOTHING_FLOOR = 1e-12
 #: The 0-1 fast solver checks its duality gap every this many FISTA iterations.
@@ -162,7 +166,9 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
         if not (np.all(np.isfinite(A)) and np.isfinite(self.objective_)):
             raise SolverError(
                 f"the {solver} solver diverged (objective {self.objective_:g}): the program is "
-                "unbounded; give a positive radius."
+                "unbounded below (give a positive radius), or the data are beyond float64's range "
+                f"in its arithmetic (max |X| = {np.max(np.abs(X)):.3g}, max |theta(y)| = "
+                f"{np.max(np.abs(Theta)):.3g}; standardise them)."
             )
         if self._game.structure is None:  # ∇F is unique: the adversary is the dual solution
             Q = self._game.adversary(self._full_potentials(X1 @ A.T))
@@ -605,6 +611,14 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
         self._check_params()
         X, y = validate_numeric(self, X, y, y_numeric=True)
         sample_weight = check_weights(sample_weight, X)
+        top = float(np.max(np.abs(y))) if y.size else 0.0
+        if top > MAX_TARGET_MAGNITUDE:
+            raise ValueError(
+                f"y has targets of magnitude up to {top:.3g}, over the limit of "
+                f"{MAX_TARGET_MAGNITUDE:.0e} (MAX_TARGET_MAGNITUDE): the program squares the "
+                "targets' scale, which float64 cannot hold. Rescale y, e.g. "
+                "TransformedTargetRegressor(MinimaxRegressor(), transformer=StandardScaler())."
+            )
         self._declare(losses.quadratic(self.rho), sample_weight.sum())
         self._fit(X, y, y[:, None].astype(float), sample_weight, 1)
         d = self.n_features_in_
