@@ -1223,6 +1223,8 @@ CSV_FILES = {
     "ragged.csv": "0,1,2\n1,0\n",
     "onecolumn.csv": "0\n1\n",
     "empty.csv": "",
+    "semicolon.csv": "0;1;1\n1;0;1\n1;1;0\n",
+    "header_only.csv": "a,b,c\n",
 }
 
 CLI_CASES = [
@@ -1264,6 +1266,19 @@ CLI_CASES = [
     (["verify", "--matrix", "{tmp}"], r"(Is a directory|Permission denied)"),
     (["verify", "--matrix", "{tmp}/nan.csv", "--k", "3"], r"--matrix replaces the loss name"),
     (["verify"], r"give a loss"),
+    # round two (hardening issue): devices, caps, delimiters
+    (
+        ["explain", "--matrix", "/dev/zero"],
+        r"Is a character device; --matrix FILE must be a regular",
+    ),
+    (["verify", "zero-one", "--k", "3", "--n", "1000000000"], r"--n: must be at most 100,000"),
+    (["verify", "zero-one", "--k", "1001"], r"--k must be at most 1,000"),
+    (
+        ["explain", "--matrix", "{tmp}/semicolon.csv"],
+        r"contain ';': separate the numbers by commas",
+    ),
+    (["explain", "--matrix", "{tmp}/header_only.csv"], r"a header line alone\?"),
+    (["compare", "--data", "/dev/zero", "--target", "y"], r"Is a character device"),
 ]
 
 
@@ -1389,3 +1404,41 @@ def test_from_csv_refuses_a_huge_file_without_reading_it(tmp_path, monkeypatch):
         ag.SizeLimitError, match=r"big.csv: the CSV file has 8 bytes, over the limit"
     ):
         ag.LossMatrix.from_csv(path)
+
+
+# ------------------------------------------- round two: silent wrong numbers are now right numbers
+def _lp_at_scale(scale):
+    game = ag.Game(ag.LossMatrix(scale * (1 - np.eye(4))))
+    F = scale * np.array([[1.0, 0.0, 0.0, 0.0], [0.3, -0.2, 0.1, 0.0]])
+    return game.value(F, method="lp"), game.value(F, method="closed_form")
+
+
+RIGHT_NUMBERS = [
+    pytest.param(lambda: _lp_at_scale(1e-10), id="lp-zero-one-at-1e-10"),
+    pytest.param(lambda: _lp_at_scale(1e-300), id="lp-zero-one-at-1e-300"),
+    pytest.param(lambda: _lp_at_scale(1e15), id="lp-zero-one-at-1e15"),
+    pytest.param(
+        lambda: (pt.Simplex().project(np.array([1e17, 1.0, 0.5])), np.array([1.0, 0.0, 0.0])),
+        id="simplex-projection-at-1e17",
+    ),
+    pytest.param(
+        lambda: (
+            pt.Birkhoff().project(1e300 * np.eye(3), geometry="kl").sum(axis=0),
+            np.ones(3),
+        ),
+        id="birkhoff-kl-at-1e300-doubly-stochastic",
+    ),
+]
+
+
+@pytest.mark.parametrize("compute", RIGHT_NUMBERS)
+def test_formerly_wrong_numbers_are_right(compute):
+    got, expected = compute()
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
+
+
+def test_bom_matrix_is_read_as_written(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_bytes("\ufeff0,1,1\n1,0,1\n1,1,0\n".encode())
+    L = ag.LossMatrix.from_csv(path)
+    assert L.shape == (3, 3) and L.structure.kind == "zero_one"
