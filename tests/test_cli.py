@@ -174,7 +174,8 @@ def test_bench_oracle_quick(capsys, tmp_path):
     assert {r["loss"] for r in data["records"]} == set(oracle.LOSSES)
     assert all(r["max_dev"] <= 1e-9 for r in data["records"])
     markdown = oracle.format_report(data["records"], data, markdown=True)
-    assert markdown.count("\n| ") == 17  # header and 16 rows
+    # the games' table (header and 16 rows), then the bulk table (header and one row per n)
+    assert markdown.count("\n| ") == 17 + 1 + len(data["bulk"])
 
 
 @pytest.mark.parametrize(
