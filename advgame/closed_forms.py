@@ -1,4 +1,4 @@
-r"""Vectorised closed forms of the per-sample game (seed 000 Sections 3-4).
+r"""Vectorised closed forms of the per-sample game (Fathony et al. 2018a, Sections 3-4).
 
 Every function takes potentials ``F`` of shape ``(n, k)`` (already validated, float64) and works on
 all rows at once with numpy; none loops over rows in Python.  For a loss matrix ``c L`` the game
@@ -7,12 +7,12 @@ value is
 .. math::  V(f) = \max_{q \in \Delta} \min_{p \in \Delta} p^\top (c L) q + f^\top q
             = \min_{p \in \Delta} \max_j \big((c L)^\top p + f\big)_j ,
 
-``q*`` (the adversary) is a subgradient of ``V`` (seed 000 Theorem 19) and ``p*`` (the predictor,
-Eq. 9/10) is the LP dual.  Weighted losses follow seed 000 Theorem 8: the extreme points of
+``q*`` (the adversary) is a subgradient of ``V`` (Fathony et al. 2018a, Theorem 19) and ``p*`` (the predictor,
+Eq. 9/10) is the LP dual.  Weighted losses follow Fathony et al. 2018a, Theorem 8: the extreme points of
 ``{(q, v) : c L q >= v 1, q in Δ}`` are those of ``L`` with ``v`` scaled by ``c``.
 
 Each structure has three functions: ``<kind>(F, ...) -> (value, q)``, ``<kind>_predictor(F, ...)
--> p`` and ``<kind>_vertices(k, ...) -> (Q, v)``, the extreme-point set ``D`` of the seed's proof.
+-> p`` and ``<kind>_vertices(k, ...) -> (Q, v)``, the extreme-point set ``D`` of the paper's proof.
 """
 
 import numpy as np
@@ -37,6 +37,7 @@ __all__ = [
     "brier",
     "log",
     "zero_one_smoothed",
+    "zero_one_quadratic_smoothing",
     "quadratic",
     "MAX_THEOREM_VERTICES",
 ]
@@ -73,7 +74,7 @@ def _zero_one_top_set(F, weight):
 
 
 def zero_one(F, weight=1.0):
-    r"""Weighted zero-one game (seed 000 Theorem 5, Corollary 9; Corollary 20 for ``q*``).
+    r"""Weighted zero-one game (Fathony et al. 2018a, Theorem 5, Corollary 9; Corollary 20 for ``q*``).
 
     .. math::  V(f) = \max_{\emptyset \ne S \subseteq [k]} \frac{\sum_{i \in S} f_i + c(|S|-1)}{|S|}
 
@@ -88,7 +89,7 @@ def zero_one(F, weight=1.0):
 
 
 def zero_one_predictor(F, weight=1.0):
-    r"""Predictor ``p*`` of the weighted zero-one game (seed 000 Eq. 9).
+    r"""Predictor ``p*`` of the weighted zero-one game (Fathony et al. 2018a, Eq. 9).
 
     With ``V`` the value, ``p*_j = max(0, f_j + c - V) / c``: the water-filling that equalises
     ``c (1 - p_j) + f_j = V`` on the optimal set ``S`` and leaves it below ``V`` elsewhere.
@@ -119,7 +120,7 @@ def _ordinal_ends(F, weight):
 
 
 def ordinal(F, weight=1.0):
-    r"""Weighted absolute (ordinal) game (seed 000 Theorem 6, Eq. 7, Corollaries 10 and 21).
+    r"""Weighted absolute (ordinal) game (Fathony et al. 2018a, Theorem 6, Eq. 7, Corollaries 10 and 21).
 
     .. math::  V(f) = \tfrac12 \max_i (f_i - c\,i) + \tfrac12 \max_j (f_j + c\,j),
                \qquad q^* = \tfrac12 (e_{i^*} + e_{j^*}).
@@ -129,8 +130,8 @@ def ordinal(F, weight=1.0):
     a, b, i, j = _ordinal_ends(F, weight)
     q = np.zeros_like(F)
     rows = _rows(F)
-    np.add.at(q, (rows, i), 0.5)
-    np.add.at(q, (rows, j), 0.5)
+    q[rows, i] = 0.5  # each statement writes one entry per row (faster than np.add.at)
+    q[rows, j] += 0.5
     return 0.5 * a + 0.5 * b, q  # not 0.5 * (a + b), which overflows for f near 1e308
 
 
@@ -166,55 +167,92 @@ def ordinal_vertices(k, weight=1.0):
 
 # ---------------------------------------------------------------------------------------- squared
 def _squared_vertex(F, weight):
-    r"""Best vertex of Theorem 7 in ``O(k^2)`` per row (the seed's algorithm is ``O(k^3)``).
+    r"""Best vertex of Theorem 7 in ``O(k)`` amortised per row (the paper's algorithm is ``O(k^3)``).
 
-    A two-point vertex on ``i < j`` (gap ``d = j - i``) puts mass ``u/d`` on ``j``, with mean
-    ``m = i + u = l - 1/2`` at a half-integer; substituting ``l - i = u + 1/2`` into Theorem 7 gives
-    ``v = c (u (d - u) + 1/4)``, so its value is
+    A two-point vertex on ``i < j`` with mean ``l - 1/2`` (``i < l <= j``) puts the weights
+    ``lambda_i = (j - theta) / (j - i)``, ``lambda_j = (theta - i) / (j - i)`` on ``i`` and ``j``,
+    ``theta = l - 1/2``; with ``b_j = f_j + c j^2`` Theorem 7's value is
 
-    .. math:: g(u) = f_i + \frac{u}{d}(f_j - f_i) + c\,\big(u\,(d - u) + \tfrac14\big),
-              \quad u \in \{\tfrac12, \tfrac32, \dots, d - \tfrac12\}.
+    .. math:: \lambda_i b_i + \lambda_j b_j - c\,(l - 1)\,l,
 
-    ``g`` is a concave quadratic in ``u``, so the best ``u`` is the grid point nearest to
-    ``u^\circ = d/2 + (f_j - f_i)/(2 c d)``: ``O(1)`` per pair instead of ``O(k)``.  The loop runs
-    over the gap ``d`` (``k - 1`` steps), each vectorised over all rows and all ``i``.
+    the chord of the points ``(j, b_j)`` at ``theta`` minus a term of ``l`` alone.  The best pair
+    for a given ``l`` is therefore the upper concave hull of ``(j, b_j)`` at ``theta = l - 1/2``.
+    The hull is built by the monotone chain (the labels are already sorted; collinear points
+    are kept, so a hull segment is the shortest chord through ``theta``), each label pushed once
+    and popped at most once, vectorised over the rows; it is then read at the ``k - 1``
+    half-integers.  Exact ties are resolved as the former ``O(k^2)`` search over gaps did:
+    shortest gap ``d = j - i``, then smallest ``i``, then largest ``l``.  Returns the value, ``i``,
+    ``d`` (0 for a single point ``e_i``) and ``u = theta - i``.
     """
     n, k = F.shape
     rows = _rows(F)
     best_i = np.argmax(F, axis=1)
     best_value = F[rows, best_i]
-    best_d = np.zeros(n, dtype=np.int64)
-    best_u = np.zeros(n)
-    for d in range(1, k):
-        fi, fj = F[:, : k - d], F[:, d:]
-        slope = (fj - fi) / d
-        u = np.clip(np.floor(d / 2.0 + slope / (2.0 * weight)) + 0.5, 0.5, d - 0.5)
-        values = fi + u * slope + weight * (u * (d - u) + 0.25)
-        i = np.argmax(values, axis=1)
-        value = values[rows, i]
-        better = value > best_value
-        best_value = np.where(better, value, best_value)
-        best_i = np.where(better, i, best_i)
-        best_d = np.where(better, d, best_d)
-        best_u = np.where(better, u[rows, i], best_u)
-    return best_value, best_i, best_d, best_u
+    zeros = np.zeros(n, dtype=np.int64)
+    if k == 1:
+        return best_value, best_i, zeros, np.zeros(n)
+    labels = np.arange(k)
+    B = F + weight * labels.astype(np.float64) ** 2
+    stack = np.empty((n, k), dtype=np.int64)  # hull vertices of each row, bottom first
+    stack[:, 0] = 0
+    size = np.ones(n, dtype=np.int64)
+    for j in range(1, k):
+        active = rows if j >= 2 else rows[:0]  # every stack holds two labels from j = 2 on
+        while active.size:  # pop the last vertex while it lies strictly below the new chord
+            top = size[active]
+            last, before = stack[active, top - 1], stack[active, top - 2]
+            base = B[active, before]
+            pop = (B[active, last] - base) * (j - before) < (B[active, j] - base) * (last - before)
+            active = active[pop]
+            size[active] -= 1
+            active = active[size[active] >= 2]
+        stack[rows, size] = j
+        size += 1
+    vertex = np.zeros((n, k), dtype=bool)  # the labels on the hull
+    R, S = np.nonzero(labels < size[:, None])
+    vertex[R, stack[R, S]] = True
+    # the hull segment around l - 1/2: the last vertex <= l - 1 and the first one >= l
+    left = np.maximum.accumulate(np.where(vertex, labels, 0), axis=1)[:, : k - 1]
+    right = np.minimum.accumulate(np.where(vertex, labels, k)[:, :0:-1], axis=1)[:, ::-1]
+    low = np.take_along_axis(B, left, axis=1)
+    high = np.take_along_axis(B, right, axis=1)
+    theta = labels[: k - 1] + 0.5
+    values = (high - low) / (right - left)
+    values *= theta - left
+    values += low
+    values -= weight * labels[: k - 1] * (labels[: k - 1] + 1.0)
+    l = np.argmax(values, axis=1)
+    top = values[rows, l]
+    tied = np.flatnonzero(np.count_nonzero(values == top[:, None], axis=1) > 1)
+    if tied.size:  # exact ties: shortest gap, then smallest i, then largest l
+        order = (right[tied] - left[tied]) * (k * k) + left[tied] * k + (k - 2 - labels[: k - 1])
+        l[tied] = np.argmin(np.where(values[tied] == top[tied, None], order, k**3), axis=1)
+    better = top > best_value
+    i = left[rows, l]
+    return (
+        np.where(better, top, best_value),
+        np.where(better, i, best_i),
+        np.where(better, right[rows, l] - i, zeros),
+        np.where(better, theta[l] - i, 0.0),
+    )
 
 
 def squared(F, weight=1.0):
-    r"""Weighted squared-ordinal game (seed 000 Theorem 7, Corollary 11).
+    r"""Weighted squared-ordinal game (Fathony et al. 2018a, Theorem 7, Corollary 11).
 
     .. math::  V(f) = \max\Big\{ \max_{i < l \le j}
         \frac{(2(j-l)+1)[f_i + c(l-i)^2] + (2(l-i)-1)[f_j + c(j-l)^2]}{2(j-i)},\ \max_i f_i \Big\}
 
-    evaluated in ``O(k^2)`` per row by :func:`_squared_vertex` (``l = i + u + 1/2``).
+    evaluated in ``O(k)`` amortised per row by :func:`_squared_vertex`, an upper concave hull
+    (``l = i + u + 1/2``).
     """
     value, i, d, u = _squared_vertex(F, weight)
     rows = _rows(F)
     q = np.zeros_like(F)
     pair = d > 0
     share = np.where(pair, u / np.maximum(d, 1), 0.0)
-    np.add.at(q, (rows, i), 1.0 - share)
-    np.add.at(q, (rows, i + d), share)
+    q[rows, i] = 1.0 - share
+    q[rows, i + d] += share
     return value, q
 
 
@@ -260,7 +298,7 @@ def squared_vertices(k, weight=1.0):
 def _check_alpha(alpha):
     if not 0 <= alpha <= ABSTAIN_CLOSED_FORM_MAX_ALPHA:
         raise NotApplicableError(
-            f"the abstain closed form (seed 000 Theorems 12-13) needs 0 <= alpha <= 1/2; got "
+            f"the abstain closed form (Fathony et al. 2018a, Theorems 12-13) needs 0 <= alpha <= 1/2; got "
             f"alpha={alpha:g}. Use method='vertices' or method='lp' for larger alpha."
         )
 
@@ -275,7 +313,7 @@ def _top_two(F):
 
 
 def abstain(F, alpha, weight=1.0):
-    r"""Abstain game for ``alpha <= 1/2`` (seed 000 Theorem 12, Corollary 22).
+    r"""Abstain game for ``alpha <= 1/2`` (Fathony et al. 2018a, Theorem 12, Corollary 22).
 
     .. math::  V(f) = \max\{ f_{(1)},\ (1-\alpha) f_{(1)} + \alpha f_{(2)} + c\,\alpha \}
 
@@ -288,13 +326,13 @@ def abstain(F, alpha, weight=1.0):
     use_mixed = mixed > f1
     rows = _rows(F)
     q = np.zeros_like(F)
-    np.add.at(q, (rows, i), np.where(use_mixed, 1.0 - alpha, 1.0))
-    np.add.at(q, (rows, j), np.where(use_mixed, alpha, 0.0))
+    q[rows, i] = np.where(use_mixed, 1.0 - alpha, 1.0)
+    q[rows, j] += np.where(use_mixed, alpha, 0.0)
     return np.maximum(f1, mixed), q
 
 
 def abstain_predictor(F, alpha, weight=1.0):
-    r"""Predictor ``p*`` for abstention (seed 000 Theorem 13, scaled by Theorem 8).
+    r"""Predictor ``p*`` for abstention (Fathony et al. 2018a, Theorem 13, scaled by Theorem 8).
 
     ``p* = e_{i*}`` when ``f_(1) - f_(2) >= c``; otherwise ``p*_{i*} = (f_(1) - f_(2))/c`` and the
     abstain action (index ``k``) gets the rest.  Its argmax is Corollary 14: predict ``i*`` when the
@@ -338,16 +376,16 @@ def _check_size(count, kind, k):
         )
 
 
-# ------------------------------------------------------- generalised entropies (seed 001 §3, §6.6-8)
+# ------------------------------------------------------- generalised entropies (Farnia and Tse 2016, §3, §6.6-8)
 def brier(F):
     r"""Brier entropy ``H(q) = 1 - ||q||^2``: ``F(f) = max_{q in Δ} H(q) + f^T q`` and ``∇F``.
 
     ``∇F(f) = argmax_q f^T q - ||q||^2`` is the Euclidean projection of ``f / 2`` onto the
-    simplex (seed 001 Eq. 70-73; sparsemax of ``f / 2``).  On the potentials sorted in decreasing
+    simplex (Farnia and Tse 2016, Eq. 70-73; sparsemax of ``f / 2``).  On the potentials sorted in decreasing
     order ``s``, the support is the largest ``m`` with ``s_m / 2 + (2 - sum_{j<=m} s_j) / (2m) > 0``
-    (equivalently the seed's smallest ``k`` with ``sum_{j<=k} (s_j - s_{k+1}) > 2``) and
+    (equivalently the paper's smallest ``k`` with ``sum_{j<=k} (s_j - s_{k+1}) > 2``) and
     ``q_j = max(0, f_j / 2 + (2 - sum_{j<=m} s_j) / (2m))`` (Eq. 35/73 with all ``k`` potentials;
-    seed 001 pins the last one at 0, which changes ``F`` by that constant only).
+    Farnia and Tse pin the last one at 0, which changes ``F`` by that constant only).
     """
     k = F.shape[1]
     top = F.max(axis=1)
@@ -364,7 +402,7 @@ def brier(F):
 def log(F):
     r"""Shannon entropy ``H(q) = -sum q log q``: ``F(f) = log sum exp f``, ``∇F = softmax(f)``.
 
-    Seed 001 Eq. 28 (multinomial logistic regression; the seed pins the last potential at 0).
+    Farnia and Tse 2016, Eq. 28 (multinomial logistic regression; the paper pins the last potential at 0).
     """
     return logsumexp(F, axis=1), softmax(F, axis=1)
 
@@ -375,7 +413,7 @@ def zero_one_smoothed(F, mu):
     .. math::  F_\mu(f) = \max_{q \in \Delta} f^\top q + 1 - \max_j q_j - \tfrac{\mu}{2}\|q\|^2,
                \qquad F_\mu \le F \le F_\mu + \tfrac{\mu}{2},
 
-    with ``F`` the 0-1 conjugate of seed 001 Eq. 29 (= :func:`zero_one`), and ``∇F_mu = q*`` is
+    with ``F`` the 0-1 conjugate of Farnia and Tse 2016, Eq. 29 (= :func:`zero_one`), and ``∇F_mu = q*`` is
     ``1/mu``-Lipschitz (``-H_mu`` is ``mu``-strongly convex), so accelerated gradient methods
     apply to the minimax SVM.  With ``t = max_j q_j`` the KKT conditions give, on the potentials
     sorted in decreasing order ``s`` with prefix sums ``S``, ``m`` labels capped at ``t``, the
@@ -418,8 +456,63 @@ def zero_one_smoothed(F, mu):
     return top + 1.0 + best_value, Q
 
 
+def zero_one_quadratic_smoothing(F, mu, weight=1.0, return_levels=False):
+    r"""Quadratically smoothed weighted zero-one game in ``O(k log k)`` per row.
+
+    .. math::  V_\mu(f) = \max_{q \in \Delta} f^\top q + c\,(1 - \max_j q_j)
+                          - \tfrac{\mu}{2}\|q\|^2,
+               \qquad V_\mu \le V \le V_\mu + \tfrac{\mu}{2},
+
+    the game of :func:`zero_one` with the strongly concave term ``-mu/2 ||q||^2`` added for the
+    adversary, so that ``q*`` is unique and ``1/mu``-Lipschitz in ``f`` (the gradient of
+    ``V_mu``).  Same problem as :func:`zero_one_smoothed` (``c = 1``), solved without enumerating
+    the supports.  With ``t = max_j q_j`` the KKT conditions give ``q_j = clip((f_j - tau)/mu, 0,
+    t)``; the multipliers of the caps ``q_j <= t`` sum to ``c``, i.e. ``sum_j (f_j - u)_+ = c``
+    with ``u = tau + mu t``, which fixes ``u`` alone, and then ``sum_j q_j = 1`` fixes ``tau``:
+
+    .. math::  q^* = \frac{(\min(f, u) - \tau)_+}{\mu}, \qquad
+               \sum_j (f_j - u)_+ = c, \qquad \sum_j (\min(f_j, u) - \tau)_+ = \mu,
+
+    two water-fillings on the potentials sorted once (``u`` from the top with volume ``c``, then
+    the simplex projection of ``min(f, u) / mu``).  ``u`` does not depend on ``mu``: it is
+    the level of Theorem 5, ``V(f) = u + c``.  Returns ``(V_mu(f), q*)``, and with
+    ``return_levels`` also ``(top, u, tau)`` (``u`` and ``tau`` relative to the row maximum
+    ``top``, so ``V = top + u + c``), from which the Jacobian of ``q*`` (piecewise constant)
+    follows.
+    """
+    if not mu > 0:
+        raise ValueError(f"the smoothing mu must be positive; got {mu!r}.")
+    k = F.shape[1]
+    sizes = np.arange(1.0, k + 1.0)
+    top = F.max(axis=1)
+    G = F - top[:, None]  # V_mu(f + a) = V_mu(f) + a
+    s = np.sort(G, axis=1)[:, ::-1]
+    # each water level is the largest prefix level (S_j - volume) / j: the prefix levels rise
+    # while the next entry is above them and fall after
+    levels = np.cumsum(s, axis=1)
+    levels -= weight
+    levels /= sizes
+    u = levels.max(axis=1)
+    levels = np.minimum(s, u[:, None])
+    np.cumsum(levels, axis=1, out=levels)
+    levels -= mu
+    levels /= sizes
+    tau = levels.max(axis=1)
+    Q = np.minimum(G, u[:, None])
+    Q -= tau[:, None]
+    np.maximum(Q, 0.0, out=Q)
+    Q *= 1.0 / mu
+    cap = (u - tau) / mu
+    value = np.einsum("ij,ij->i", G - 0.5 * mu * Q, Q)
+    value += weight * (1.0 - cap)
+    value += top
+    if return_levels:
+        return value, Q, (top, u, tau)
+    return value, Q
+
+
 def quadratic(Z, rho=None):
-    r"""Quadratic loss on a real target with ``E[Y^2] <= rho^2`` (seed 001 Eq. 32-33, 74-75).
+    r"""Quadratic loss on a real target with ``E[Y^2] <= rho^2`` (Farnia and Tse 2016, Eq. 32-33, 74-75).
 
     .. math::  F(z) = \max_{|m| \le \rho} \rho^2 - m^2 + z m
                = \begin{cases} \rho^2 + z^2/4 & |z/2| \le \rho \\ \rho |z| & \text{else,}

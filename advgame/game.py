@@ -1,4 +1,4 @@
-r"""The per-sample adversarial game (seed 000 Eq. 3-4, 9-10), vectorised over rows of potentials.
+r"""The per-sample adversarial game (Fathony et al. 2018a, Eq. 3-4, 9-10), vectorised over rows of potentials.
 
 For potentials ``f`` (one per label) and a loss matrix ``L`` (actions x labels),
 
@@ -13,7 +13,7 @@ For potentials ``f`` (one per label) and a loss matrix ``L`` (actions x labels),
 attains ``value = max_j (L^T p* + f)_j``.  Four methods compute them and agree:
 
 ``closed_form``
-    seed 000 Theorems 5-7, 12-13 (zero-one, ordinal, squared, abstain with alpha <= 1/2);
+    Fathony et al. 2018a, Theorems 5-7, 12-13 (zero-one, ordinal, squared, abstain with alpha <= 1/2);
 ``vertices``
     a vertex table (Proposition 4): one matrix product, then complementary slackness for ``p*``;
 ``lp``
@@ -24,7 +24,7 @@ attains ``value = max_j (L^T p* + f)_j``.  Four methods compute them and agree:
     for the Hamming loss between the ``m!`` permutations of ``m`` items (recognised as
     ``permutation_hamming``): rows of potentials that are linear in the permutation matrices,
     ``f_pi = <Theta, P_pi>``, are solved by :class:`advgame.PermutationGame`'s compact LP over the
-    Birkhoff polytope (``m^2 + 2m`` variables instead of ``m!``; DESIGN App. B) and its marginals
+    Birkhoff polytope (``m^2 + 2m`` variables instead of ``m!``; Fathony et al. 2018c, docs/design.md Appendix B) and its marginals
     ``Q*``, ``P̂*`` turned into distributions over permutations by Birkhoff-von Neumann; other
     rows go to the LP;
 ``auto``
@@ -116,9 +116,9 @@ _CLOSED_FORMS = {
 class GameLPs(NamedTuple):
     """Both players' LPs of one sample (:meth:`Game.to_cvxpy`): two ``cvxpy.Problem``."""
 
-    #: ``max v + f^T q  s.t.  L q >= v 1, sum(q) = 1, q >= 0`` (seed 000 Eq. 4); ``'q'``, ``'v'``.
+    #: ``max v + f^T q  s.t.  L q >= v 1, sum(q) = 1, q >= 0`` (Fathony et al. 2018a, Eq. 4); ``'q'``, ``'v'``.
     adversary: object
-    #: ``min u  s.t.  L^T p + f <= u 1, sum(p) = 1, p >= 0`` (seed 000 Eq. 10); ``'p'``, ``'u'``.
+    #: ``min u  s.t.  L^T p + f <= u 1, sum(p) = 1, p >= 0`` (Fathony et al. 2018a, Eq. 10); ``'p'``, ``'u'``.
     predictor: object
 
 
@@ -242,7 +242,7 @@ class Game:
         if method == "closed_form" and not self.structure.has_closed_form:
             if self.structure.kind == "abstain":
                 raise NotApplicableError(
-                    f"the abstain closed form (seed 000 Theorems 12-13) needs alpha <= 1/2; this "
+                    f"the abstain closed form (Fathony et al. 2018a, Theorems 12-13) needs alpha <= 1/2; this "
                     f"matrix has alpha={self.structure.alpha:g}. Use method='vertices' or 'lp'."
                 )
             raise NotApplicableError(
@@ -308,13 +308,13 @@ class Game:
 
     # -------------------------------------------------------------------------------- public
     def value(self, F: ArrayLike, method: str = "auto") -> np.ndarray | float:
-        r"""Game value ``max_q min_p p^T L q + f^T q`` for each row of ``F`` (seed 000 Eq. 4)."""
+        r"""Game value ``max_q min_p p^T L q + f^T q`` for each row of ``F`` (Fathony et al. 2018a, Eq. 4)."""
         F, single = as_potentials(F, self.n_labels)
         value = self._solve_adversary(F, method)[0]
         return value[0] if single else value
 
     def surrogate(self, F: ArrayLike, y: ArrayLike, method: str = "auto") -> np.ndarray | float:
-        r"""Adversarial surrogate loss ``AL(f, y) = value(f) - f_y`` (seed 000 Eq. 3).
+        r"""Adversarial surrogate loss ``AL(f, y) = value(f) - f_y`` (Fathony et al. 2018a, Eq. 3).
 
         ``y`` holds label indices ``0..k-1``, one per row of ``F``.
         """
@@ -353,7 +353,7 @@ class Game:
         return actions[0] if single else actions
 
     def entropy(self, Q: ArrayLike) -> np.ndarray | float:
-        r"""The generalised entropy ``H_L(q) = min_a (L q)_a`` of each row of ``Q`` (seed 001 Eq. 20).
+        r"""The generalised entropy ``H_L(q) = min_a (L q)_a`` of each row of ``Q`` (Farnia and Tse 2016, Eq. 20).
 
         ``value(f) = max_q H_L(q) + f^T q``; for the zero-one loss ``H_L(q) = 1 - max_j q_j``.
         """
@@ -407,7 +407,7 @@ class Game:
     def to_cvxpy(self, f: ArrayLike) -> GameLPs:
         r"""Both players' LPs for one potential vector, as named cvxpy problems (for teaching).
 
-        The adversary's LP (seed 000 Eq. 4) and the predictor's LP (seed 000 Eq. 10, its LP dual),
+        The adversary's LP (Fathony et al. 2018a, Eq. 4) and the predictor's LP (Fathony et al. 2018a, Eq. 10, its LP dual),
         for the loss matrix ``L`` (``l`` actions x ``k`` labels, any shape) and ``f``:
 
         .. math::
@@ -419,7 +419,7 @@ class Game:
                 \quad \text{s.t.}\quad L^\top p + f \le u \mathbf{1},
                 \ \mathbf{1}^\top p = 1,\ p \ge 0.
 
-        Both optima equal ``value(f)`` (LP duality: seed 000 Eq. 4 and Eq. 10 have the same value).
+        Both optima equal ``value(f)`` (LP duality: Eq. 4 and Eq. 10 of Fathony et al. (2018a) have the same value).
 
         Parameters
         ----------
@@ -485,7 +485,7 @@ class Game:
     def lp(self, f):
         r"""The adversary's game LP for one potential vector as a cvxpy ``Problem`` (for teaching).
 
-        ``max v + f^T q  s.t.  L q >= v 1,  sum(q) = 1,  q >= 0`` (seed 000 Eq. 4); the same
+        ``max v + f^T q  s.t.  L q >= v 1,  sum(q) = 1,  q >= 0`` (Fathony et al. 2018a, Eq. 4); the same
         problem as ``to_cvxpy(f).adversary`` (:meth:`to_cvxpy` also gives the predictor's LP).
         After ``problem.solve()``, ``problem.value`` is the game value, ``problem.var_dict['q']``
         the adversary and ``problem.constraints[0].dual_value`` the predictor ``p*``.
@@ -494,13 +494,13 @@ class Game:
 
 
 class EntropyGame(Game):
-    r"""The game of a smooth generalised entropy (seed 001 Eq. 20): ``F(f) = max_q H(q) + f^T q``.
+    r"""The game of a smooth generalised entropy (Farnia and Tse 2016, Eq. 20): ``F(f) = max_q H(q) + f^T q``.
 
     Built by ``ag.Game(entropy)``.  ``value`` is ``F``, ``adversary`` is ``∇F`` (the worst-case
-    conditional, seed 001 Eq. 22) and ``predictor`` is its Bayes act: the distribution itself for
+    conditional, Farnia and Tse 2016, Eq. 22) and ``predictor`` is its Bayes act: the distribution itself for
     Brier and log (Eq. 9, 13), the conditional mean for the quadratic loss (Eq. 11).  ``surrogate``
     is ``F(f) - theta(y)^T f`` with the one-hot ``theta`` (so ``f_y``) for classification and
-    ``theta(y) = y`` (a real target) for the quadratic loss.  Methods: ``closed_form`` (seed 001
+    ``theta(y) = y`` (a real target) for the quadratic loss.  Methods: ``closed_form`` (Farnia and Tse 2016,
     Eq. 28, 35/73, 32-33) and ``cvxpy``, the exact program ``max_q H(q) + f^T q`` (a QP for Brier
     and quadratic, an exponential-cone program for log) solved by Clarabel, for reference.
 

@@ -1,13 +1,13 @@
 r"""Loss matrices and the recognition of their structure.
 
 A loss matrix ``L[a, y]`` gives the loss of taking action ``a`` (one of ``l``) when the true label is
-``y`` (one of ``k``).  It defines the per-sample game of seed 000 Eq. (4),
+``y`` (one of ``k``).  It defines the per-sample game of Fathony et al. (2018a), Eq. (4),
 
 .. math::  \mathrm{value}(f) = \max_{q \in \Delta_k} \min_{p \in \Delta_l} p^\top L q + f^\top q,
 
-solved exactly by :class:`advgame.Game`.  Recognition works on the *numbers* (DESIGN §3): a user's
+solved exactly by :class:`advgame.Game`.  Recognition works on the *numbers*: a user's
 array that equals ``c * (1 - I)`` up to a relative tolerance is a zero-one game with weight ``c``,
-so the closed forms of seed 000 Section 3 apply to it whatever way it was built.
+so the closed forms of Fathony et al. (2018a, Section 3) apply to it whatever way it was built.
 """
 
 import csv
@@ -70,10 +70,11 @@ class Structure:
         ``abstain``: ``c (1 - I)`` with an extra last row ``c * alpha``; ``permutation_hamming``:
         ``c`` times the Hamming distance between the ``m!`` permutations of ``m >= 3`` items in
         ``itertools.permutations`` order (:func:`advgame.permutation.hamming_loss_matrix`; the
-        Birkhoff game of DESIGN App. B); ``general``: anything else.  For ``k = 2`` the first three
-        coincide and ``zero_one`` is reported (two permutations: a zero-one game of weight ``2c``).
+        Birkhoff game of Fathony et al. 2018c); ``general``: anything else.  For ``k = 2`` the first
+        three coincide and ``zero_one`` is reported (two permutations: a zero-one game of weight
+        ``2c``).
     weight : float or None
-        The scale ``c > 0`` (seed 000 Theorem 8); None for ``general``.
+        The scale ``c > 0`` (Fathony et al. 2018a, Theorem 8); None for ``general``.
     alpha : float or None
         Abstention penalty relative to ``weight`` (so the abstain row holds ``weight * alpha``);
         None unless ``kind == 'abstain'``.
@@ -85,7 +86,8 @@ class Structure:
 
     @property
     def has_closed_form(self):
-        """Whether a closed form of seed 000 Section 3 applies (abstain needs alpha <= 1/2)."""
+        """Whether a closed form of Fathony et al. (2018a, Section 3) applies (abstain needs
+        alpha <= 1/2)."""
         if self.kind == "abstain":
             return self.alpha <= ABSTAIN_CLOSED_FORM_MAX_ALPHA
         return self.kind not in ("general", "permutation_hamming")
@@ -195,9 +197,12 @@ class LossMatrix:
     Parameters
     ----------
     matrix : array-like of shape (l, k)
-        Finite, non-negative losses, at least two labels (columns).
+        Finite, non-negative losses, at least two and at most :data:`MAX_LABELS` labels
+        (columns; wider matrices raise :class:`~advgame.exceptions.SizeLimitError`).
     labels : sequence of length k, optional
-        Names of the true labels; default ``0..k-1``.
+        Names of the true labels; default ``0..k-1``.  Names never change the recognised
+        :attr:`structure`, which reads the numbers in column order: list ordinal labels in
+        their order (``AdversarialClassifier`` then takes that order for ``classes_``).
     actions : sequence of length l, optional
         Names of the actions; default the labels when ``l == k``, and the labels followed by
         ``'abstain'`` for the abstain structure.
@@ -217,6 +222,9 @@ class LossMatrix:
     """
 
     def __init__(self, matrix, labels=None, actions=None):
+        shape = getattr(matrix, "shape", None)  # refuse a too-wide array before copying it
+        if isinstance(shape, tuple) and len(shape) == 2:
+            _check_n_labels(shape)
         M = as_float_array("matrix", matrix).copy()
         if M.ndim != 2:
             raise ValueError(
@@ -225,6 +233,7 @@ class LossMatrix:
         l, k = M.shape
         if k < 2:
             raise ValueError(f"matrix must have at least 2 labels (columns); got shape {M.shape}.")
+        _check_n_labels(M.shape)
         if l < 1:
             raise ValueError(f"matrix must have at least 1 action (row); got shape {M.shape}.")
         check_finite("matrix", M)
@@ -398,30 +407,41 @@ def _check_k(k):
     return int(k)
 
 
+def _check_n_labels(shape):
+    """A loss matrix has at most :data:`MAX_LABELS` labels (columns), like the constructors."""
+    k = shape[1]
+    if k > MAX_LABELS:
+        raise SizeLimitError(
+            f"matrix has {k:,} labels (columns), over MAX_LABELS={MAX_LABELS:,} for a dense loss "
+            f"matrix (shape {shape[0]:,} x {k:,}); its games and their structure templates would "
+            "take k x k float64 entries each."
+        )
+
+
 def _check_weight(weight):
     return check_real("weight", weight, low=0, strict=True)
 
 
 def zero_one(k, weight=1.0):
-    """Zero-one loss ``weight * 1[a != y]`` (seed 000 §2.3.1, Corollary 9)."""
+    """Zero-one loss ``weight * 1[a != y]`` (Fathony et al. 2018a, §2.3.1, Corollary 9)."""
     k = _check_k(k)
     return LossMatrix(_check_weight(weight) * _templates(k)["zero_one"])
 
 
 def ordinal(k, weight=1.0):
-    """Ordinal absolute loss ``weight * |a - y|`` (seed 000 §3.2, Corollary 10)."""
+    """Ordinal absolute loss ``weight * |a - y|`` (Fathony et al. 2018a, §3.2, Corollary 10)."""
     k = _check_k(k)
     return LossMatrix(_check_weight(weight) * _templates(k)["ordinal"])
 
 
 def squared(k, weight=1.0):
-    """Ordinal squared loss ``weight * (a - y)^2`` (seed 000 §3.3, Corollary 11)."""
+    """Ordinal squared loss ``weight * (a - y)^2`` (Fathony et al. 2018a, §3.3, Corollary 11)."""
     k = _check_k(k)
     return LossMatrix(_check_weight(weight) * _templates(k)["squared"])
 
 
 def abstain(k, alpha=0.5, weight=1.0):
-    """Zero-one loss with an abstain action costing ``weight * alpha`` (seed 000 §3.5).
+    """Zero-one loss with an abstain action costing ``weight * alpha`` (Fathony et al. 2018a, §3.5).
 
     The matrix is ``(k + 1) x k``; the last action is ``'abstain'``.  The closed forms
     (Theorems 12-13) hold for ``alpha <= 1/2``; larger alpha is solved by vertices or LP.
@@ -441,13 +461,14 @@ def as_loss_matrix(loss):
 # ------------------------------------------------------------------- generalised entropies
 @dataclass(frozen=True)
 class Entropy:
-    r"""A smooth generalised entropy ``H`` (seed 001 §2.2): the game ``F(f) = max_q H(q) + f^T q``.
+    r"""A smooth generalised entropy ``H`` (Farnia and Tse 2016, §2.2): the game
+    ``F(f) = max_q H(q) + f^T q``.
 
-    ``ag.Game(entropy)`` solves it like a loss-matrix game (DESIGN §2: both are Fenchel-Young
-    losses): ``value`` is ``F``, ``adversary`` is ``∇F`` (seed 001 Eq. 22: the worst-case
-    conditional ``E[theta(Y) | x]``) and the predictor is the Bayes act of that conditional.
-    The polyhedral entropy of the 0-1 loss, ``1 - max_j q_j``, is the loss matrix
-    :func:`zero_one` (its ``H_L``), so it needs no entry here.
+    ``ag.Game(entropy)`` solves it like a loss-matrix game (both are Fenchel-Young losses: the
+    design notes, docs/design.md, "The Fenchel-Young view"): ``value`` is ``F``, ``adversary``
+    is ``∇F`` (Farnia and Tse 2016, Eq. 22: the worst-case conditional ``E[theta(Y) | x]``) and the
+    predictor is the Bayes act of that conditional. The polyhedral entropy of the 0-1 loss,
+    ``1 - max_j q_j``, is the loss matrix :func:`zero_one` (its ``H_L``), so it needs no entry here.
 
     Attributes
     ----------
@@ -473,17 +494,17 @@ class Entropy:
 
 
 def brier(k):
-    """Brier entropy ``1 - ||q||^2`` (seed 001 §2.2.4, §3.4): the minimax Brier classifier."""
+    """Brier entropy ``1 - ||q||^2`` (Farnia and Tse 2016, §2.2.4, §3.4): the minimax Brier classifier."""
     return Entropy("brier", _check_k(k))
 
 
 def log(k):
-    """Shannon entropy (seed 001 §2.2.1, §3.1): multinomial logistic regression."""
+    """Shannon entropy (Farnia and Tse 2016, §2.2.1, §3.1): multinomial logistic regression."""
     return Entropy("log", _check_k(k))
 
 
 def quadratic(rho=None):
-    """Quadratic loss on a real target with ``E[Y^2] <= rho^2`` (seed 001 §3.3, Eq. 32).
+    """Quadratic loss on a real target with ``E[Y^2] <= rho^2`` (Farnia and Tse 2016, §3.3, Eq. 32).
 
     ``rho=None`` means large enough: ``F(z) = z^2 / 4`` and least squares.
     """

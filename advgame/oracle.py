@@ -1,4 +1,4 @@
-r"""The exact LP oracle of the per-sample game (seed 000 Eq. 4 and Eq. 10), many rows at a time.
+r"""The exact LP oracle of the per-sample game (Fathony et al. 2018a, Eq. 4 and Eq. 10), many rows at a time.
 
 For a loss matrix ``L`` (``l x k``) and potentials ``f`` the game is the LP
 

@@ -1,10 +1,11 @@
-r"""Uncertainty sets: how closely the adversary must match the training moments (DESIGN §2).
+r"""Uncertainty sets: how closely the adversary must match the training moments (docs/design.md,
+"Uncertainty sets are regularisers").
 
 The adversary's conditional distributions ``q_i`` must satisfy a constraint on the moment residual
 
 .. math::  m(q) = \frac1n \sum_i \Big(\sum_j q_{ij} \phi(x_i, j) - \phi(x_i, y_i)\Big).
 
-Dualising it with multipliers ``theta`` (seed 000 Theorem 2; seed 001 Theorem 3) turns the game into
+Dualising it with multipliers ``theta`` (Fathony et al. 2018a, Theorem 2; Farnia and Tse 2016, Theorem 3) turns the game into
 
 .. math::  \min_\theta \frac1n \sum_i \mathrm{AL}(f_i(\theta), y_i) + R(\theta),
 
@@ -65,6 +66,25 @@ class UncertaintySet:
         """
         raise NotImplementedError
 
+    def conjugate(self, g, fmap):
+        r"""``R^*(g) = sup_theta g . theta - R(theta)`` (``inf`` outside its domain).
+
+        ``g`` is a moment residual in ``theta``'s coordinates (explicit features only: for kernel
+        features the residual lives in the RKHS and ``NotApplicableError`` is raised).
+        """
+        raise NotImplementedError
+
+    def dual_bound(self, g, base, gain, fmap):
+        r"""``max_{0 <= r <= 1} base + r gain - R^*(r g)``: a lower bound on the learning optimum.
+
+        ``g = sum_i w_i Phi_i^T (e_{y_i} - q_i)`` is the moment residual of adversaries ``q_i``,
+        ``base = sum_i w_i H_L(e_{y_i})`` and ``gain = sum_i w_i H_L(q_i) - base``.  The mixture
+        ``q_r = (1 - r) e_y + r q`` has residual ``r g`` and (``H_L`` concave) entropy at least
+        ``base + r gain``, so by weak duality every ``r`` in ``[0, 1]`` gives a bound; this is its
+        best ``r``.  Pure: depends on its arguments only.
+        """
+        raise NotImplementedError
+
     def latex_regularizer(self):
         """``R(theta)`` as LaTeX (empty for none)."""
         raise NotImplementedError
@@ -88,8 +108,18 @@ def _moment_gap(program, terms, observed, fmap):
     return z
 
 
+def _explicit(fmap, what):
+    if not fmap.coordinate_norms:
+        from .exceptions import NotApplicableError
+
+        raise NotApplicableError(
+            f"{what} needs explicit coordinates; for kernel features the moment residual lives "
+            "in the RKHS."
+        )
+
+
 class Exact(UncertaintySet):
-    r"""Exact moment matching ``m(q) = 0`` (seed 000 Eq. 1): no regulariser, ``R = 0``."""
+    r"""Exact moment matching ``m(q) = 0`` (Fathony et al. 2018a, Eq. 1): no regulariser, ``R = 0``."""
 
     adversary_constraint = "m(q) = 0"
     regularizer = "none"
@@ -106,6 +136,16 @@ class Exact(UncertaintySet):
     def add_to_dual(self, program, terms, observed, fmap):
         program.add_rows("moments", terms, observed, observed)
 
+    def conjugate(self, g, fmap):
+        """The indicator of ``{0}``: exact matching admits no residual."""
+        _explicit(fmap, "Exact.conjugate")
+        return 0.0 if not np.any(g) else np.inf
+
+    def dual_bound(self, g, base, gain, fmap):
+        """Only ``r = 0`` (the labels themselves) is feasible unless ``g`` is exactly 0."""
+        _explicit(fmap, "Exact.dual_bound")
+        return base + max(gain, 0.0) if not np.any(g) else base
+
     def latex_regularizer(self):
         return ""
 
@@ -114,7 +154,7 @@ class Exact(UncertaintySet):
 
 
 class NormBall(UncertaintySet):
-    r"""Norm-ball moment set ``||m(q)|| <= radius`` (seed 001 Theorem 3).
+    r"""Norm-ball moment set ``||m(q)|| <= radius`` (Farnia and Tse 2016, Theorem 3).
 
     ===========  =======================================  ===================================
     norm         adversary constraint                     regulariser (dual norm)
@@ -253,6 +293,43 @@ class NormBall(UncertaintySet):
                     slice(t.start + index, t.start + index + 1), z, select, f"S_{index}"
                 )
 
+    def moment_norm(self, g, fmap):
+        """The norm of the adversary's constraint, ``||g||`` (the largest block l2 norm for
+        ``'group'``), so that ``g`` is in the set iff it is at most ``radius``."""
+        _explicit(fmap, "NormBall.moment_norm")
+        if self.norm == "group":
+            return max((float(np.linalg.norm(g[b])) for b in fmap.blocks()), default=0.0)
+        return float(np.linalg.norm(g, ord=self.norm))
+
+    def project_moments(self, g, fmap):
+        """Euclidean projection of ``g`` onto the moment set ``{||g|| <= radius}``: the gradient
+        of the Moreau envelope of ``R`` (its support function), used for smoothing ``R``."""
+        _explicit(fmap, "NormBall.project_moments")
+        eps = self.radius
+        if self.norm == np.inf:
+            return np.clip(g, -eps, eps)
+        if self.norm == 1:
+            return _project_l1_ball(g[None, :], eps)[0]
+        if self.norm == 2:
+            norm = np.linalg.norm(g)
+            return g * (eps / norm) if norm > eps else g.copy()
+        out = g.copy()
+        for b in fmap.blocks():
+            norm = np.linalg.norm(g[b])
+            if norm > eps:
+                out[b] *= eps / norm
+        return out
+
+    def conjugate(self, g, fmap):
+        """The indicator of the moment set: 0 if ``||g|| <= radius``, ``inf`` otherwise."""
+        return 0.0 if self.moment_norm(g, fmap) <= self.radius else np.inf
+
+    def dual_bound(self, g, base, gain, fmap):
+        """``r = min(1, radius / ||g||)``, the largest mixture inside the ball (or ``r = 0``)."""
+        norm = self.moment_norm(g, fmap)
+        r = 1.0 if norm <= self.radius else self.radius / norm
+        return base + max(r * gain, 0.0)
+
     _LATEX_NORM = {1: r"\infty", np.inf: "1", 2: "2"}
 
     def latex_regularizer(self):
@@ -273,7 +350,7 @@ class SoftMoments(UncertaintySet):
     r"""Penalised moment violation: the adversary pays ``||m(q)||^2 / (2 lam)``.
 
     Its conjugate gives the ridge regulariser ``R(theta) = (lam / 2) ||theta||^2`` (the RKHS norm for
-    kernels), the objective of seed 000 §6.2 / Algorithm 1.  A convex QP.
+    kernels), the objective of Fathony et al. 2018a, §6.2 / Algorithm 1.  A convex QP.
     """
 
     program_kind = "QP"
@@ -305,6 +382,19 @@ class SoftMoments(UncertaintySet):
         size = z.stop - z.start
         program.add_quadratic(z, sp.identity(size, format="csr") / np.sqrt(self.lam), "I/sqrt(lam)")
 
+    def conjugate(self, g, fmap):
+        """``||g||^2 / (2 lam)``."""
+        _explicit(fmap, "SoftMoments.conjugate")
+        return float(g @ g) / (2.0 * self.lam)
+
+    def dual_bound(self, g, base, gain, fmap):
+        """``base + r gain - r^2 ||g||^2 / (2 lam)`` at its best ``r = clip(gain / (2 R^*(g)))``."""
+        curvature = self.conjugate(g, fmap)
+        if curvature == 0:
+            return base + max(gain, 0.0)
+        r = min(1.0, max(gain, 0.0) / (2.0 * curvature))
+        return base + r * gain - r * r * curvature
+
     def latex_regularizer(self):
         return rf"\frac{{{self.lam:g}}}{{2}} \|\theta\|_2^2"
 
@@ -334,7 +424,7 @@ def as_uncertainty(uncertainty, strength=None):
     )
 
 
-# ------------------------------------------------------------ seed 001: one moment ball per row
+# ------------------------------------------------- Farnia and Tse (2016): one moment ball per row
 #: Moment norms of :class:`MomentBalls` and the dual norm each puts on a row ``A_i``.
 MOMENT_NORMS = {1: "linf", 2: "l2", "inf": "l1", "group": "group l2", "l1inf": "l1,inf"}
 
@@ -401,7 +491,7 @@ def _group_labels(groups):
 
 
 class MomentBalls:
-    r"""Seed 001's uncertainty set: one moment ball per row of ``A`` (Eq. 19, 34, 43; Theorem 3, 5).
+    r"""Farnia and Tse's (2016) uncertainty set: one moment ball per row of ``A`` (Eq. 19, 34, 43; Theorem 3, 5).
 
     For ``t`` encoded targets ``theta_i(Y)`` and features ``X`` the adversary keeps
     ``||E_P[theta_i(Y) X] - E_Q[theta_i(Y) X]|| <= eps_i`` for each ``i``.  By Theorem 3 this adds

@@ -1,6 +1,6 @@
-r"""Extreme points of the adversary's polytope and vertex tables (seed 000 §3, Proposition 4).
+r"""Extreme points of the adversary's polytope and vertex tables (Fathony et al. 2018a, §3, Proposition 4).
 
-For a loss matrix ``L`` (``l x k``) the per-sample game is the LP of seed 000 Eq. (4),
+For a loss matrix ``L`` (``l x k``) the per-sample game is the LP of Fathony et al. 2018a, Eq. (4),
 
 .. math::  V(f) = \max_{(q, v) \in C} v + f^\top q, \qquad
            C = \{(q, v) : L q \ge v \mathbf 1,\ q \ge 0,\ \mathbf 1^\top q = 1\}.
@@ -44,7 +44,7 @@ def basis_count(n_actions, n_labels):
 
 
 def enumerate_extreme_points(matrix, max_bases=DEFAULT_MAX_BASES):
-    r"""All extreme points of ``C = {(q, v) : L q >= v 1, q in Δ}`` (seed 000 Proposition 4).
+    r"""All extreme points of ``C = {(q, v) : L q >= v 1, q in Δ}`` (Fathony et al. 2018a, Proposition 4).
 
     Parameters
     ----------

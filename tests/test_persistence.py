@@ -233,3 +233,46 @@ def test_the_handle_checks_can_fail():
     holder = type("Holder", (), {})()
     holder.inner = {"h": [highspy.Highs()]}
     assert _handles(holder) == ["model.inner.h.0"]
+
+
+LINEAR_COMPILED = {
+    "AdversarialClassifier": lambda: AdversarialClassifier(solver="compile"),
+    "MinimaxClassifier": lambda: MinimaxClassifier(solver="compile"),
+    "AdversarialMatching": lambda: AdversarialMatching(solver="compile"),
+}
+
+
+@pytest.mark.parametrize("name", list(LINEAR_COMPILED))
+def test_pickle_of_a_linear_model_does_not_grow_with_the_training_data(name):
+    """The compiled program (the training data) stays in memory, out of the pickle."""
+    sizes = []
+    for n in (30, 240):
+        rng = np.random.default_rng(n)
+        X_n = rng.normal(size=(n, 2))
+        target = (
+            np.array([rng.permutation(3) + 1 for _ in range(n)])
+            if name == "AdversarialMatching"
+            else np.arange(n) % 3
+        )
+        model = LINEAR_COMPILED[name]().fit(X_n, target)
+        assert model.program_ is not None
+        restored = pickle.loads(pickle.dumps(model))
+        assert not hasattr(restored, "program_") and model.program_ is not None
+        sizes.append(len(pickle.dumps(model)))
+    assert sizes[1] <= 1.1 * sizes[0], sizes
+
+
+def test_graphical_model_pickle_drops_its_compiled_program():
+    import networkx as nx
+
+    chain = nx.path_graph(3)
+    rng = np.random.default_rng(0)
+    X_list = [rng.normal(size=(3, 2)) for _ in range(8)]
+    y_list = [rng.integers(0, 2, size=3) for _ in range(8)]
+    model = AdversarialGraphicalModel(graph=chain, solver="compile").fit(X_list, y_list)
+    assert model.compiled_ is not None
+    restored = pickle.loads(pickle.dumps(model))
+    assert not hasattr(restored, "program_") and not hasattr(restored, "compiled_")
+    assert model.compiled_ is not None  # pickling leaves the fitted model itself untouched
+    for a, b in zip(model.predict(X_list), restored.predict(X_list)):
+        np.testing.assert_array_equal(a, b)

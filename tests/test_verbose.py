@@ -17,6 +17,7 @@ X_LIST = [RNG.normal(size=(3, 2)) for _ in range(6)]
 Y_LIST = [RNG.integers(0, 2, size=3) for _ in range(6)]
 
 FITS = {
+    "AdversarialClassifier": (lambda v: ag.AdversarialClassifier(verbose=v), (X, Y)),
     "MinimaxClassifier": (lambda v: ag.MinimaxClassifier(verbose=v), (X, Y)),
     "MinimaxRegressor": (lambda v: ag.MinimaxRegressor(verbose=v), (X, X[:, 0])),
     "ProjectionClassifier": (lambda v: ag.ProjectionClassifier(verbose=v), (X, Y)),

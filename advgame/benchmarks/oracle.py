@@ -1,11 +1,11 @@
 r"""Benchmark of the per-sample game oracle (``advgame bench oracle``).
 
 Learning needs, for every row of potentials ``f``, the game value and an optimal adversary ``q*``
-(a subgradient of the value, seed 000 Theorem 19).  For the zero-one, ordinal, squared and
+(a subgradient of the value, Fathony et al. 2018a, Theorem 19).  For the zero-one, ordinal, squared and
 abstain (``alpha = 0.3``) losses and ``k`` in 3, 10, 30, 100 this times four ways to get both:
 
 ``closed_form``
-    the vectorised closed forms (seed 000 Theorems 5-7, 12);
+    the vectorised closed forms (Fathony et al. 2018a, Theorems 5-7, 12);
 ``vertices``
     the vertex table: one matrix product (its one-off build is timed separately; skipped when
     the table is refused or has more than :data:`MAX_VERTICES` rows);

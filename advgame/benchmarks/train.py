@@ -1,14 +1,21 @@
 """``advgame bench train``: fit time and accuracy of AdversarialClassifier next to scikit-learn.
 
-Data: the vendored optdigits and satimage files (70/30 stratified split, ``random_state=0``,
-features standardised on the training part) and a synthetic problem (``n = 100,000``, ``d = 50``,
-``k = 10``) whose labels are the argmax of a random linear score plus
-Gumbel noise.  Models: ``AdversarialClassifier(loss='zero_one', solver='lbfgs')`` (default soft
-moments), ``LogisticRegression()`` and ``LinearSVC(multi_class='crammer_singer')``, all fitted in
-the same run.  Also measured: the time of one objective + gradient evaluation of the surrogate
-against the two matrix products it needs (``X @ W`` and ``X.T @ G``).  ``--quick`` uses a
-stratified subsample of 2,000 rows of each problem (for tests; the numbers are not comparable).
-The sizes are :data:`FULL` and :data:`QUICK` (:class:`Settings`).
+Data: scikit-learn's digits, the vendored optdigits, satimage and segment files, a synthetic
+problem (``n = 100,000``, ``d = 50``, ``k = 10``) whose labels are the argmax of a random linear
+score plus Gumbel noise, and ``make_classification`` problems (``d = 50``, ``k = 5``) with 2,000
+and 20,000 training rows; each split 70/30 (stratified, ``random_state=0``; the
+``make_classification`` rows are the training rows) and standardised on the training part.
+Models: ``AdversarialClassifier(loss='zero_one', tol=1e-4)`` with its default (certified)
+solver, ``LogisticRegression()`` and ``LinearSVC(multi_class='crammer_singer')``, all fitted in
+the same run; the adversarial model's certified gap and solver are reported.  Also measured: the
+time of one objective + gradient evaluation of the surrogate against the two matrix products it
+needs (``X @ W`` and ``X.T @ G``): on each problem for the zero-one loss, and per loss
+(zero-one, ordinal, squared, abstain) on Gaussian data with ``d = 100``, ``k = 10`` and
+``n = 1,000`` and ``20,000`` (:data:`EVAL_SIZES`); and the squared closed form in microseconds
+per row at ``k = 10`` and ``100``.  Run it with one BLAS thread (``OPENBLAS_NUM_THREADS=1``).
+``--quick`` uses a stratified subsample of 2,000 rows of each problem and small evaluation
+sizes (for tests; the numbers are not comparable).  The sizes are :data:`FULL` and
+:data:`QUICK` (:class:`Settings`).
 """
 
 import warnings
@@ -16,12 +23,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
+from sklearn.datasets import load_digits, make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-from .. import datasets
+from .. import closed_forms, datasets, losses
 from ..features import Multiclass
 from ..game import Game
 from ..losses import zero_one
@@ -39,34 +47,65 @@ EVAL_REPEATS = 20
 FIT_REPEATS, QUICK_FIT_REPEATS = 3, 1
 #: Rows of each problem in quick mode (a stratified subsample; used by the tests).
 QUICK_ROWS = 2_000
-#: The problems, in the order of the table: two vendored data sets and the synthetic one.
-PROBLEMS = ("optdigits", "satimage", "synthetic")
+#: The certified relative gap asked of the adversarial model (``tol``).
+TOL = 1e-4
+#: The problems, in the order of the table: digits, the vendored data sets, the synthetic one
+#: and the ``make_classification`` ones (``classification``: one per size of
+#: :attr:`Settings.classification_rows`).
+PROBLEMS = ("digits", "optdigits", "satimage", "segment", "synthetic", "classification")
+#: ``(n, d, k)`` of the per-loss objective+gradient measurement, and the losses measured.
+EVAL_SIZES = ((1_000, 100, 10), (20_000, 100, 10))
+EVAL_LOSSES = ("zero_one", "ordinal", "squared", "abstain")
+#: Labels of the squared closed-form timing (microseconds per row) and its rows.
+SQUARED_K, SQUARED_ROWS = (10, 100), 2_000
 
 
 @dataclass(frozen=True)
 class Settings:
     """The problems run (names of :data:`PROBLEMS`), the rows of the synthetic problem, the
-    stratified subsample of every problem (None: all rows) and the fits per model."""
+    stratified subsample of every problem (None: all rows), the fits per model, the training
+    rows of the ``make_classification`` problems and the per-loss evaluation sizes (small by
+    default, as in quick mode; :data:`FULL` sets the full ones)."""
 
     problems: tuple
     synthetic_rows: int
     max_rows: int | None
     fit_repeats: int
+    classification_rows: tuple = (2_000,)
+    eval_sizes: tuple = ((500, 20, 10),)
 
 
-FULL = Settings(problems=PROBLEMS, synthetic_rows=100_000, max_rows=None, fit_repeats=FIT_REPEATS)
+FULL = Settings(
+    problems=PROBLEMS,
+    synthetic_rows=100_000,
+    max_rows=None,
+    fit_repeats=FIT_REPEATS,
+    classification_rows=(2_000, 20_000),
+    eval_sizes=EVAL_SIZES,
+)
 #: ``--quick`` (for tests; seconds): every problem subsampled to 2,000 rows, one fit per model.
 QUICK = Settings(
     problems=PROBLEMS,
     synthetic_rows=QUICK_ROWS,
     max_rows=QUICK_ROWS,
     fit_repeats=QUICK_FIT_REPEATS,
+    classification_rows=(QUICK_ROWS,),
 )
 
 
 def _vendored(name):
+    if name == "digits":
+        return load_digits(return_X_y=True)
     data = datasets.load(f"multiclass/{name}")
     return data.X, data.y
+
+
+def _classification(n_train):
+    """``make_classification`` with ``n_train`` training rows after the 70/30 split."""
+    n = int(round(n_train / 0.7))
+    return make_classification(
+        n_samples=n, n_features=50, n_informative=20, n_classes=5, random_state=SEED
+    )
 
 
 def _synthetic(n, d=50, k=10):
@@ -88,30 +127,72 @@ def _split(X, y, max_rows=None):
 
 def _models():
     return {
-        "AdversarialClassifier": AdversarialClassifier(
-            loss="zero_one", solver="lbfgs", random_state=SEED
-        ),
+        "AdversarialClassifier": AdversarialClassifier(loss="zero_one", tol=TOL, random_state=SEED),
         "LogisticRegression": LogisticRegression(max_iter=2000),
         "LinearSVC (CS)": LinearSVC(multi_class="crammer_singer", max_iter=5000),
     }
 
 
-def evaluation_ratio(X, y):
-    """Seconds of one objective+gradient call over seconds of ``X @ W`` plus ``X.T @ G``."""
+def evaluation_ratio(X, y, loss=None):
+    """Seconds of one objective+gradient call over seconds of ``X @ W`` plus ``X.T @ G``
+    (zero-one loss unless ``loss``, a LossMatrix, is given).  The two are timed alternately
+    and each reported as its median, so that a change of load hits both."""
     classes, index = np.unique(y, return_inverse=True)
     k = classes.size
     fmap = Multiclass().fit(X, k)
     operator = fmap.bind(X)
     weights = np.full(y.size, 1.0 / y.size)
     objective = SurrogateObjective(
-        Game(zero_one(k)), operator, index, weights, SoftMoments(1.0 / y.size), fmap
+        Game(zero_one(k) if loss is None else loss),
+        operator,
+        index,
+        weights,
+        SoftMoments(1.0 / y.size),
+        fmap,
     )
     theta = np.random.default_rng(SEED).normal(size=fmap.n_params) * 0.1
     G = np.random.default_rng(SEED).normal(size=(y.size, k))
     objective(theta)
-    evaluation = median_seconds(lambda: objective(theta), EVAL_REPEATS)
-    products = median_seconds(lambda: (operator.forward(theta), operator.adjoint(G)), EVAL_REPEATS)
-    return evaluation, products
+    evaluations, products = [], []
+    for _ in range(EVAL_REPEATS):
+        evaluations.append(median_seconds(lambda: objective(theta), 1))
+        products.append(median_seconds(lambda: (operator.forward(theta), operator.adjoint(G)), 1))
+    return float(np.median(evaluations)), float(np.median(products))
+
+
+def _loss(name, k):
+    return losses.abstain(k, 0.3) if name == "abstain" else getattr(losses, name)(k)
+
+
+def loss_evaluation_records(sizes=EVAL_SIZES):
+    """One record per ``(n, d, k)`` of ``sizes`` and loss of :data:`EVAL_LOSSES`: one
+    objective+gradient over the two GEMMs, on Gaussian data with random labels."""
+    records = []
+    for n, d, k in sizes:
+        rng = np.random.default_rng(SEED)
+        X, y = rng.normal(size=(n, d)), rng.integers(0, k, n)
+        y[:k] = np.arange(k)  # every label present
+        for name in EVAL_LOSSES:
+            evaluation, products = evaluation_ratio(X, y, _loss(name, k))
+            records.append(
+                {
+                    "loss": name,
+                    "n": n,
+                    "d": d,
+                    "k": k,
+                    "eval ms": 1e3 * evaluation,
+                    "two GEMMs ms": 1e3 * products,
+                    "eval / GEMMs": evaluation / products,
+                }
+            )
+    return records
+
+
+def squared_microseconds(k, rows=SQUARED_ROWS):
+    """Median microseconds per row of :func:`advgame.closed_forms.squared` with ``k`` labels."""
+    F = np.random.default_rng(SEED).normal(size=(rows, k))
+    closed_forms.squared(F)
+    return 1e6 * median_seconds(lambda: closed_forms.squared(F), 5) / rows
 
 
 def bench_problem(name, X, y, max_rows=None, repeats=FIT_REPEATS):
@@ -127,7 +208,10 @@ def bench_problem(name, X, y, max_rows=None, repeats=FIT_REPEATS):
         record[f"{label} fit s"] = seconds
         record[f"{label} accuracy"] = float(np.mean(model.predict(X_test) == y_test))
         if isinstance(model, AdversarialClassifier):
-            record["adversarial status"] = f"{model.converged_}, gap {model.gap_:.1e}"
+            record["adversarial gap"] = float(model.gap_)
+            record["adversarial status"] = (
+                f"{model.solver_}: {model.converged_}, gap {model.gap_:.1e}"
+            )
     evaluation, products = evaluation_ratio(X_train, y_train)
     record["eval ms"], record["two GEMMs ms"] = 1e3 * evaluation, 1e3 * products
     record["eval / GEMMs"] = evaluation / products
@@ -163,12 +247,32 @@ def format_report(records, meta):
     return "\n".join(lines + notes)
 
 
-def _problem(name, settings):
-    """``(table name, make)`` of one of :data:`PROBLEMS`; ``make()`` returns ``(X, y)``."""
+def format_extras(loss_records, squared):
+    """The per-loss objective+gradient table and the squared closed-form timings."""
+    lines = ["", f"{'loss':<10} {'n':>7} {'d':>4} {'k':>4} {'eval ms':>9} {'GEMMs ms':>9} ratio"]
+    for r in loss_records:
+        lines.append(
+            f"{r['loss']:<10} {r['n']:>7} {r['d']:>4} {r['k']:>4} {r['eval ms']:>9.2f} "
+            f"{r['two GEMMs ms']:>9.2f} {r['eval / GEMMs']:.2f}x"
+        )
+    lines.append(
+        "squared closed form: " + ", ".join(f"k={k}: {us:.1f} us/row" for k, us in squared.items())
+    )
+    return "\n".join(lines)
+
+
+def _problems(name, settings):
+    """``[(table name, make, max_rows, split)]`` of one of :data:`PROBLEMS`; ``make()`` returns
+    ``(X, y)``."""
     if name == "synthetic":
         n = settings.synthetic_rows
-        return f"synthetic n={n}", lambda: _synthetic(n)
-    return name, lambda: _vendored(name)
+        return [(f"synthetic n={n}", lambda: _synthetic(n), settings.max_rows)]
+    if name == "classification":
+        return [
+            (f"classification n={n}", lambda n=n: _classification(n), None)
+            for n in settings.classification_rows
+        ]
+    return [(name, lambda: _vendored(name), settings.max_rows)]
 
 
 def run(quick=False, out=None, print_fn=print):
@@ -177,18 +281,21 @@ def run(quick=False, out=None, print_fn=print):
     ``quick`` uses :data:`QUICK` (seconds) instead of :data:`FULL`.
     """
     settings = QUICK if quick else FULL
-    problems = [_problem(name, settings) for name in settings.problems]
+    problems = [entry for name in settings.problems for entry in _problems(name, settings)]
     meta = {"date": datetime.now().isoformat(timespec="minutes"), "machine": machine_info()}
     records = []
     progress = Progress("train")
-    for i, (name, make) in enumerate(problems, 1):
+    for i, (name, make, max_rows) in enumerate(problems, 1):
         progress(f"{i}/{len(problems)} {name}")
         X, y = make()
-        records.append(
-            bench_problem(name, X, y, max_rows=settings.max_rows, repeats=settings.fit_repeats)
-        )
-    report = format_report(records, meta)
+        records.append(bench_problem(name, X, y, max_rows=max_rows, repeats=settings.fit_repeats))
+    progress("objective+gradient per loss")
+    loss_records = loss_evaluation_records(settings.eval_sizes)
+    squared = {k: squared_microseconds(k) for k in SQUARED_K}
+    report = format_report(records, meta) + "\n" + format_extras(loss_records, squared)
     print_fn(report)
+    meta["losses"] = loss_records
+    meta["squared us/row"] = {str(k): v for k, v in squared.items()}
     if out is not None:
         write_results(out, meta, records, report)
     return records

@@ -1,6 +1,7 @@
 r"""``AdversarialClassifier``: a scikit-learn classifier that optimises the loss you declare.
 
-Training solves seed 000 Eq. (2) with the uncertainty set's regulariser (DESIGN §2):
+Training solves Fathony et al. (2018a), Eq. (2), with the uncertainty set's regulariser (the
+design notes, docs/design.md, "Uncertainty sets are regularisers"):
 
 .. math::  \min_\theta \sum_i w_i \big(\mathrm{value}(f_i(\theta)) - f_{i,y_i}(\theta)\big) + R(\theta),
            \qquad f_{ij}(\theta) = \theta \cdot \phi(x_i, j),
@@ -10,24 +11,35 @@ and prediction plays the game at the learnt potentials: the predictor's minimax 
 Corollary 14).
 """
 
+import numbers
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ..declaration import PredictionGame
+from ..declaration import LOSS_ALIASES, PredictionGame
+from ..exceptions import ConvergenceWarning
 from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
+from ..losses import LossMatrix, as_loss_matrix
 from ..solvers import (
     SurrogateObjective,
     fit_adagrad,
     fit_lbfgs,
     fit_pegasos,
+    fit_smoothed,
     refine_cutting_plane,
+    smoothing_obstacle,
 )
 from ..uncertainty import SoftMoments, as_uncertainty
+from ._base import ProgramNotPickled, fit_finished, fit_started, progress
 from ._inputs import (
     check_classification_fit,
+    check_feature_scale,
     check_iteration_params,
     check_strength,
+    order_classes,
+    ordered_categories,
     resolve_loss_matrix,
     validate_numeric,
 )
@@ -35,71 +47,113 @@ from ._inputs import (
 __all__ = ["AdversarialClassifier"]
 
 _LOSSES = ("zero_one", "ordinal", "squared", "abstain")
-_SOLVERS = ("auto", "compile", "lbfgs", "subgradient", "pegasos")
-#: ``certify='auto'`` refines L-BFGS when ``n_samples * n_params`` is at most this.
+#: Loss structures whose numbers depend on the order of the classes.
+_ORDINAL_KINDS = ("ordinal", "squared")
+_SOLVERS = ("auto", "compile", "smoothing", "lbfgs", "subgradient", "pegasos")
+#: ``certify='auto'`` refines L-BFGS by cutting planes when ``n_samples * n_params`` is at most
+#: this (and finishes with the certified smoothing solver beyond).
 AUTO_CERTIFY_SIZE = 200_000
 #: ``solver='auto'`` compiles the exact program when it has at most this many game rows (n k).
 AUTO_COMPILE_ROWS = 2_000
 
 
-class AdversarialClassifier(ClassifierMixin, BaseEstimator):
-    r"""Adversarial (minimax) classifier for any loss matrix (seed 000).
+class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
+    r"""Adversarial (minimax) classifier for any loss matrix (Fathony et al. 2018a).
 
     Parameters
     ----------
     loss : {'zero_one', 'ordinal', 'squared', 'abstain'} or LossMatrix or array-like
-        The loss to optimise.  A matrix has one column per class in ``classes_`` order (sorted
-        labels; for ordinal losses this order is the ordinal order) and may have extra rows
-        (actions).  A :class:`~advgame.losses.LossMatrix` whose ``labels`` are the classes may
-        list them in any order: its columns (and the actions named like them) are reordered.  ``'abstain'`` adds an abstain action costing ``alpha``.
+        The loss to optimise.  A matrix has one column per class in ``classes_`` order (see
+        ``classes_order``; for ordinal losses this order is the ordinal order) and may have extra
+        rows (actions).  A :class:`~advgame.losses.LossMatrix` whose ``labels`` are the classes
+        may list them in any order: its columns (and the actions named like them) are reordered
+        to ``classes_`` order, except that an ordinal or squared matrix (``structure.kind``)
+        whose labels name the classes gives ``classes_`` its own label order (so its ordinal
+        structure and fast path are kept).  ``'abstain'`` adds an abstain action costing
+        ``alpha``.
     alpha : float, default=0.5
         Abstention cost for ``loss='abstain'``.
     features : {'multiclass', 'thresholded'} or callable, default='multiclass'
         ``phi_mc(x, y) = e_y ⊗ [x; 1]`` or ``phi_th(x, y) = [y x; 1(y<=1) .. 1(y<=k-1)]``
-        (seed 000 §3.2.1), or ``phi(X, j) -> (n, p)``.  Ignored when ``kernel`` is set.
+        (Fathony et al. 2018a, §3.2.1), or ``phi(X, j) -> (n, p)``.  Ignored when ``kernel`` is set.
     kernel : {None, 'linear', 'poly', 'rbf'} or callable, default=None
-        Kernel features by the representer theorem (seed 000 §6.2).
+        Kernel features by the representer theorem (Fathony et al. 2018a, §6.2).
     gamma, degree, coef0 : kernel parameters (``gamma=None``: ``1 / n_features``).
     uncertainty : {'soft', 'exact', 'l1', 'l2', 'linf', 'group'} or UncertaintySet, default='soft'
         How closely the adversary matches the training moments; it becomes the regulariser:
         ``soft`` -> ``strength/2 ||theta||^2``, a moment norm ball of radius ``strength`` -> the
-        dual norm times ``strength``, ``exact`` -> none (seed 001 Theorem 3).
+        dual norm times ``strength``, ``exact`` -> none (Farnia and Tse 2016, Theorem 3).
     strength : float or None, default=None
         ``lam`` or ``radius``.  None means ``1 / sum(sample_weight)`` for ``soft`` (the scale
         of scikit-learn's ``C = 1``) and ``0.01`` for the norm balls.
-    solver : {'auto', 'compile', 'lbfgs', 'subgradient', 'pegasos'}, default='auto'
-        ``compile``: the exact LP/QP/SOCP of DESIGN §2.  ``lbfgs``: L-BFGS on the surrogate with
-        the fast path for ``q*``; ``subgradient``: averaged mini-batch AdaGrad; ``pegasos``: seed
-        000 Algorithm 1 in mini-batch form (kernels, ``uncertainty='soft'``).  Each first-order
-        solver is followed by cutting-plane refinement over the adversaries (see ``certify``),
-        which certifies the result: ``gap_`` bounds ``objective_ - optimum``
-        (:func:`advgame.solvers.refine_cutting_plane`).  ``auto`` compiles up to 2,000 game rows
-        (``n_samples * n_classes``) and uses ``lbfgs`` beyond.
+    solver : {'auto', 'compile', 'smoothing', 'lbfgs', 'subgradient', 'pegasos'}, default='auto'
+        ``compile``: the exact LP/QP/SOCP of the learning problem (docs/design.md).  ``smoothing``: L-BFGS (then Newton steps)
+        on the surrogate with the game smoothed (and a norm-ball regulariser by its Moreau
+        envelope), the smoothing decreased until a dual point built from the smoothed
+        adversaries certifies a relative gap of ``tol``, finished by cutting planes when that
+        stalls and ``n_samples * n_params <= 200,000`` (:func:`advgame.solvers.fit_smoothed`; explicit features, any
+        uncertainty set but ``exact``, zero-one or a loss whose vertex table is small).
+        ``lbfgs``: L-BFGS on the non-smooth surrogate with the fast path for ``q*``;
+        ``subgradient``: averaged mini-batch AdaGrad; ``pegasos``: Fathony et al. 2018a, Algorithm 1, in
+        mini-batch form (kernels, ``uncertainty='soft'``).  These three are certified afterwards
+        (see ``certify``): ``gap_`` bounds ``objective_ - optimum``.  ``auto`` compiles up to
+        2,000 game rows (``n_samples * n_classes``), and beyond uses ``smoothing`` where it
+        applies, ``compile`` for ``uncertainty='exact'`` (the dual bound needs a strictly
+        feasible moment set) and ``lbfgs`` otherwise.
     backend : {'auto', 'highs', 'cvxpy'}, default='auto'
         For ``compile``: HiGHS for LPs, cvxpy (Clarabel) for QPs and SOCPs.
     max_iter : int, default=1000
-        L-BFGS iterations, or epochs of ``subgradient`` / ``pegasos``.
-    tol : float, default=1e-6
-        L-BFGS stops when an iteration lowers the objective by less than ``tol`` (relative to
-        ``max(|objective|, 1)``); cutting-plane refinement stops at a certified relative gap of
-        ``tol``.
+        Steps of ``smoothing`` (over all its stages), L-BFGS iterations, or epochs of
+        ``subgradient`` / ``pegasos``.
+    tol : float, default=1e-4
+        The certified relative gap: ``smoothing`` and cutting-plane refinement stop when
+        ``gap_ <= tol * max(1, |objective_|)``; L-BFGS itself stops when an iteration lowers the
+        objective by less than ``tol`` (relative to ``max(|objective|, 1)``).  The default is
+        scikit-learn's ``LogisticRegression`` tolerance: at ``1e-6`` a certified fit of digits
+        takes about 8x longer (5.4 s against 0.7 s, one BLAS thread) for the same predictions.
     certify : {'auto', True, False}, default='auto'
-        For ``lbfgs``: refine and certify by cutting planes.  ``auto`` does so when
-        ``n_samples * n_params <= 200,000`` (the master program grows with both); otherwise
-        ``gap_`` is ``inf`` and ``converged_`` says the result is uncertified.
+        For ``lbfgs``, ``subgradient`` and ``pegasos``: ``True`` refines and certifies by
+        cutting planes (:func:`advgame.solvers.refine_cutting_plane`); ``auto`` does so when
+        ``n_samples * n_params <= 200,000`` (the master program grows with both) and otherwise
+        finishes with the ``smoothing`` solver from the result (where it applies; if it does
+        not, ``gap_`` is ``inf``, ``converged_`` says why and a ``ConvergenceWarning`` is
+        raised).  ``False``: no certification (``gap_ = inf``).  ``converged_ == 'certified'``
+        exactly when ``gap_ <= tol * max(1, |objective_|)``.
     batch_size : int, default=64
         Mini-batch size of ``subgradient`` and ``pegasos``.
     random_state : int, Generator or None
         Seeds the mini-batch order (results are reproducible for a fixed seed).
-    abstain_label : default=-1
-        What ``predict`` returns when the minimax predictor abstains.  When it is a number and the
-        classes are strings (or the reverse), ``predict`` returns an object array, so that
-        ``predict(X) == abstain_label`` still finds the abstentions.
+    abstain_label : int, float, str or None, default=None
+        What ``predict`` returns when the minimax predictor abstains (any action beyond the
+        classes).  None means ``-1`` for numeric classes (``min(classes_) - 1`` when ``-1`` is a
+        class) and ``'abstain'`` for string classes (a class named ``'abstain'`` asks for an
+        explicit ``abstain_label``).  It must be of the classes' type (a number for numeric
+        classes, a string for string classes), so that ``predict`` returns one dtype that
+        ``np.unique`` and ``accuracy_score`` accept, and must not be a class (an abstention
+        would be indistinguishable from it): ``fit`` raises ``ValueError`` otherwise.  The
+        value used is ``abstain_label_``.
+    classes_order : array-like of labels or None, default=None
+        The order of ``classes_``, e.g. ``['low', 'mid', 'high']``: it must list every label of
+        ``y``, and labels absent from ``y`` are skipped (``classes_`` holds the labels of
+        ``y``).  For ordinal losses (``'ordinal'``, ``'squared'``, an ordinal matrix) and
+        ``features='thresholded'`` it is the ordinal order.  None takes, in turn,
+        the labels of an ordinal :class:`~advgame.losses.LossMatrix` that names the classes,
+        the categories of ``y`` when ``y`` is an ordered pandas ``Categorical`` (or categorical
+        ``Series``), and otherwise the sorted labels.  Sorted string labels are no ordinal
+        order, so an ordinal loss with three or more string classes and no order raises
+        ``ValueError``; numeric labels keep their numeric order.
+    verbose : int, default=0
+        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, objective,
+        certified gap), 2 also its iterations.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        Sorted labels, or the order given by ``classes_order`` (see there).
     loss_matrix_ : LossMatrix
+    abstain_label_ : int, float, str or None
+        What ``predict`` returns for an abstention; None when the loss has no action beyond the
+        classes.
     theta_ : ndarray
         The moment multipliers (model parameters).
     coef_, intercept_ : ndarray
@@ -116,6 +170,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         ``game_.explain()`` the fast path, ``game_.game()`` the per-sample game.
     program_ : LearningProgram
         The compiled program (``solver='compile'``); ``program_.to_cvxpy()`` gives it to cvxpy.
+        Not pickled (it holds the training data): ``game_.compile(X, y)`` rebuilds it.
 
     Examples
     --------
@@ -140,11 +195,13 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         solver="auto",
         backend="auto",
         max_iter=1000,
-        tol=1e-6,
+        tol=1e-4,
         certify="auto",
         batch_size=64,
         random_state=None,
-        abstain_label=-1,
+        verbose=0,
+        abstain_label=None,
+        classes_order=None,
     ):
         self.loss = loss
         self.alpha = alpha
@@ -162,7 +219,9 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         self.certify = certify
         self.batch_size = batch_size
         self.random_state = random_state
+        self.verbose = verbose
         self.abstain_label = abstain_label
+        self.classes_order = classes_order
 
     # ------------------------------------------------------------------------------ building
     def _loss_matrix(self, k):
@@ -198,21 +257,133 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"backend must be 'auto', 'highs' or 'cvxpy'; got {self.backend!r}.")
         check_strength(self.strength, self.uncertainty)
 
+    # -------------------------------------------------------------------------------- labels
+    def _order_classes(self, y_index, categories):
+        """Put ``classes_`` (sorted by ``check_classification_fit``) in the declared order and
+        return ``y_index`` re-indexed to it (see ``classes_order``)."""
+        if self.classes_order is not None:
+            return order_classes(self, y_index, self.classes_order)
+        named = self._ordinal_matrix_labels()
+        if named is not None:
+            return order_classes(self, y_index, named, name="the loss matrix's labels")
+        if categories is not None:
+            return order_classes(self, y_index, categories, name="the categories of y")
+        reason = self._needs_order()
+        if reason and self.classes_.size >= 3 and _label_kind(self.classes_) != "numeric":
+            raise ValueError(
+                f"{reason} needs the ordinal order of the classes, but y has non-numeric labels "
+                f"{self.classes_.tolist()}, whose sorted (alphabetical) order is no ordinal "
+                "order. Pass classes_order=[...] listing the classes from lowest to highest, or "
+                "give y as an ordered pandas Categorical."
+            )
+        return y_index
+
+    def _ordinal_matrix_labels(self):
+        """The labels of an ordinal / squared :class:`LossMatrix` that names every class, else
+        None: its column order is its ordinal order (sorting would lose the structure)."""
+        L = self.loss
+        if not isinstance(L, LossMatrix) or L.structure.kind not in _ORDINAL_KINDS:
+            return None
+        if L.labels == tuple(range(L.n_labels)):
+            return None  # unnamed columns
+        names = set()
+        for label in L.labels:
+            try:
+                names.add(label)
+            except TypeError:  # unhashable label names: leave alignment to resolve_loss_matrix
+                return None
+        if not all(c in names for c in self.classes_.tolist()):
+            return None
+        return list(L.labels)
+
+    def _needs_order(self):
+        """What makes the model depend on the order of the classes (for the error), or None."""
+        if self.kernel is None and isinstance(self.features, str):
+            if self.features == "thresholded":
+                return "features='thresholded'"
+        if isinstance(self.loss, str):
+            if LOSS_ALIASES.get(self.loss, self.loss) in _ORDINAL_KINDS:
+                return f"loss={self.loss!r}"
+            return None
+        try:
+            L = as_loss_matrix(self.loss)
+        except (TypeError, ValueError):
+            return None  # resolve_loss_matrix reports it
+        if L.structure.kind in _ORDINAL_KINDS:
+            return f"an {L.structure.kind} loss matrix"
+        return None
+
+    def _resolve_abstain_label(self):
+        """The label ``predict`` returns for an abstention (``abstain_label_``), checked against
+        the classes: of their type, and not one of them."""
+        classes = self.classes_.tolist()
+        if self.loss_matrix_.n_actions == len(classes):
+            return None
+        kind = _label_kind(self.classes_)
+        default = -1 if kind == "numeric" else "abstain"
+        label = self.abstain_label
+        if label is None:
+            if kind == "numeric" and default in classes:
+                # binary -1 / +1 labels are common (and scikit-learn's checks use them): take a
+                # number below every class rather than refuse the default
+                return min(classes) - 1
+            if default in classes:
+                raise ValueError(
+                    f"the default abstain_label {default!r} is one of the classes {classes}: an "
+                    "abstention would be indistinguishable from that class. Pass "
+                    "abstain_label=<a value that is not a class>."
+                )
+            return default
+        if isinstance(label, str):
+            label_kind = "string"
+        elif isinstance(label, numbers.Real) and not isinstance(label, bool):
+            label_kind = "numeric"
+        else:
+            raise ValueError(f"abstain_label must be None, a number or a string; got {label!r}.")
+        if kind in ("numeric", "string") and label_kind != kind:
+            raise ValueError(
+                f"abstain_label={label!r} is {label_kind} but the classes {classes} are {kind}: "
+                "predict would mix both types (np.unique and accuracy_score then raise "
+                f"TypeError). Pass a {kind} abstain_label, or None for {default!r}."
+            )
+        if label in classes:
+            raise ValueError(
+                f"abstain_label={label!r} is one of the classes {classes}: an abstention would be "
+                "indistinguishable from that class. Pass abstain_label=<a value that is not a "
+                "class>."
+            )
+        return label
+
+    def _declared_loss(self):
+        """The loss matrix of ``game_``: labelled by the classes when ``classes_`` is not in
+        sorted order (``classes_order``, an ordered categorical), so that ``game_.compile(X, y)``
+        takes the classes in ``classes_`` order (:func:`advgame.declaration.classes_of`)."""
+        L = self.loss_matrix_
+        if np.array_equal(self.classes_, np.unique(self.classes_)):
+            return L
+        return LossMatrix(L.matrix, labels=self.classes_.tolist(), actions=L.actions)
+
     # ----------------------------------------------------------------------------------- fit
     def fit(self, X, y, sample_weight=None):
         """Learn ``theta`` from ``X`` (n, d) and labels ``y`` (n,), optionally weighted."""
+        started = fit_started(self, X)
         self._check_params()
+        categories = ordered_categories(y)  # before validation turns y into a plain array
         X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
+        check_feature_scale(X)
+        y_index = self._order_classes(y_index, categories)
         k = self.classes_.size
         self.loss_matrix_ = self._loss_matrix(k)
+        self.abstain_label_ = self._resolve_abstain_label()
         uncertainty = self._uncertainty(sample_weight.sum())
         self.uncertainty_ = uncertainty
-        self.game_ = PredictionGame(self.loss_matrix_, self._feature_map(), uncertainty)
+        self.game_ = PredictionGame(self._declared_loss(), self._feature_map(), uncertainty)
         self.feature_map_ = self._feature_map().fit(X, k)
         weights = sample_weight / sample_weight.sum()
         solver = self.solver
         if solver == "auto":
-            solver = "compile" if X.shape[0] * k <= AUTO_COMPILE_ROWS else "lbfgs"
+            solver = self._auto_solver(X.shape[0] * k, uncertainty)
+        progress(self, f"solver {solver!r}: {X.shape[0]} samples x {k} classes, {uncertainty!r}")
         if solver == "compile":
             self.program_ = self.game_.compile(X, self.classes_[y_index], sample_weight)
             backend = self.backend
@@ -225,15 +396,40 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
             self._fit_first_order(solver, X, y_index, weights, uncertainty)
         self.solver_ = solver
         self._set_coefficients()
+        fit_finished(self, started)
         return self
 
+    def _auto_solver(self, game_rows, uncertainty):
+        if game_rows <= AUTO_COMPILE_ROWS:
+            return "compile"
+        obstacle = smoothing_obstacle(self.game_.game(), uncertainty, self.feature_map_)
+        if obstacle is None:
+            return "smoothing"
+        return "compile" if obstacle == "exact" else "lbfgs"
+
     def _fit_first_order(self, solver, X, y_index, weights, uncertainty):
-        """L-BFGS, averaged AdaGrad or PEGASOS, then (optionally) certification."""
+        """Certified smoothing, or L-BFGS, averaged AdaGrad or PEGASOS then (optionally)
+        certification."""
         fmap = self.feature_map_
         objective = SurrogateObjective(
             self.game_.game(), fmap.bind(X), y_index, weights, uncertainty, fmap
         )
         theta0 = np.zeros(fmap.n_params)
+        if solver == "smoothing":
+            small = X.shape[0] * fmap.n_params <= AUTO_CERTIFY_SIZE
+            # warns (with the certified gap) when it cannot certify within tol
+            result = fit_smoothed(objective, theta0, self.tol, self.max_iter, warn=not small)
+            n_iter = result.n_iter
+            progress(
+                self, f"smoothing: {result.message} after {n_iter} steps, gap {result.gap:.2g}"
+            )
+            if result.message != "certified" and small:
+                # finish exactly by cutting planes (warns when that cannot certify either)
+                result = refine_cutting_plane(objective, result.theta, tol=self.tol)
+                n_iter += result.n_iter
+            self.theta_, self.objective_, self.gap_ = result.theta, result.objective, result.gap
+            self.n_iter_, self.converged_ = n_iter, result.message
+            return
         if solver == "lbfgs":
             escape = {"batch_size": self.batch_size, "random_state": self.random_state}
             result = fit_lbfgs(objective, theta0, self.max_iter, self.tol, escape=escape)
@@ -244,7 +440,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         else:
             if not isinstance(fmap, KernelFeatures) or not isinstance(uncertainty, SoftMoments):
                 raise ValueError(
-                    "solver='pegasos' is seed 000 Algorithm 1: it needs a kernel (kernel=...) and "
+                    "solver='pegasos' is Fathony et al. (2018a), Algorithm 1: it needs a kernel (kernel=...) and "
                     "the ridge objective of uncertainty='soft'."
                 )
             gram = objective.operator.X1  # the bound kernel operator's K(X, X_fit)
@@ -260,14 +456,25 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
             )
             result.objective = float(objective(result.theta)[0])
         certify = self.certify
-        if certify == "auto":
-            certify = X.shape[0] * fmap.n_params <= AUTO_CERTIFY_SIZE
+        small = X.shape[0] * fmap.n_params <= AUTO_CERTIFY_SIZE
         n_iter = result.n_iter
-        if certify:
+        obstacle = None
+        if certify is True or (certify == "auto" and small):
             # warns (with the certified gap) when it cannot certify within tol
             result = refine_cutting_plane(objective, result.theta, tol=self.tol)
             n_iter += result.n_iter
-        else:
+        elif certify == "auto":
+            obstacle = smoothing_obstacle(objective.game, uncertainty, fmap)
+        if certify == "auto" and not small and obstacle is None:
+            result = fit_smoothed(objective, result.theta, self.tol, self.max_iter)
+            n_iter += result.n_iter
+        elif certify == "auto" and not small:
+            result.message = (
+                f"uncertified {solver}: {result.message} (too large for cutting planes and "
+                f"no smoothing certificate: {obstacle})"
+            )
+            warnings.warn(result.message, ConvergenceWarning, stacklevel=3)
+        elif not certify:
             result.message = f"uncertified {solver}: {result.message}"
         self.theta_, self.objective_, self.gap_ = result.theta, result.objective, result.gap
         self.n_iter_, self.converged_ = n_iter, result.message
@@ -282,7 +489,7 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------------------ predict
     def _potentials(self, X):
         check_is_fitted(self)
-        X = validate_numeric(self, X, reset=False)
+        X = check_feature_scale(validate_numeric(self, X, reset=False))
         return self.feature_map_.bind(X).forward(self.theta_)
 
     def decision_function(self, X):
@@ -315,8 +522,11 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of :meth:`predict` on ``(X, y)``; an abstention counts as an error.
 
-        To tune for the declared loss instead (e.g. the abstain loss), pass ``GridSearchCV`` a
-        scorer that averages ``loss_matrix_`` over the predicted actions.
+        This is scikit-learn's convention for classifiers, whatever ``loss`` declares.  To
+        score (or tune) with the declared loss instead, e.g. the abstain or ordinal loss, use
+        :func:`advgame.metrics.make_loss_scorer`: ``make_loss_scorer()(clf, X, y)`` is minus the
+        mean of ``loss_matrix_`` over the predicted actions, and
+        ``GridSearchCV(clf, grid, scoring=make_loss_scorer())`` selects the smallest loss.
         """
         y = column_or_1d(y, warn=True)
         return float(np.average(self.predict(X) == y, weights=sample_weight))
@@ -327,11 +537,25 @@ class AdversarialClassifier(ClassifierMixin, BaseEstimator):
         k = self.classes_.size
         if self.loss_matrix_.n_actions == k:
             return self.classes_[actions]
-        out = np.empty(actions.size, dtype=object)
+        label = self.abstain_label_  # of the classes' type (checked by fit)
+        dtype = object
+        if self.classes_.dtype != object and _label_kind(self.classes_) != "other":
+            dtype = np.result_type(self.classes_, np.asarray(label))
+        out = np.empty(actions.size, dtype=dtype)
         answered = actions < k
         out[answered] = self.classes_[actions[answered]]
-        out[~answered] = self.abstain_label
-        label = np.asarray(self.abstain_label)
-        if (label.dtype.kind in "biuf") != (self.classes_.dtype.kind in "biuf"):
-            return out  # a common dtype would turn -1 into '-1': keep both kinds as they are
-        return out.astype(np.result_type(self.classes_, label))
+        out[~answered] = label
+        return out
+
+
+def _label_kind(classes):
+    """``'numeric'`` (numbers, ordered by value), ``'string'`` or ``'other'`` labels."""
+    if classes.dtype.kind in "biuf":
+        return "numeric"
+    if classes.dtype.kind == "U":
+        return "string"
+    values = classes.tolist()
+    if classes.dtype == object and all(isinstance(c, str) for c in values):
+        return "string"
+    numeric = all(isinstance(c, numbers.Real) and not isinstance(c, bool) for c in values)
+    return "numeric" if classes.dtype == object and numeric else "other"

@@ -1,0 +1,234 @@
+"""The certified default solver (issue #22): dual bounds from any adversaries, the smoothed
+games, ``fit_smoothed`` against the compiled program's optimum (HiGHS / Clarabel), and the
+classifier's default path ending with a certified gap."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.preprocessing import StandardScaler
+
+import advgame as ag
+from advgame import closed_forms, solvers
+from advgame.features import Multiclass
+from advgame.solvers import (
+    SurrogateObjective,
+    dual_bound,
+    fit_smoothed,
+    smoothed_game,
+    smoothing_obstacle,
+)
+from advgame.uncertainty import Exact, NormBall, SoftMoments
+
+K = 4
+LOSSES = ("zero_one", "ordinal", "squared", "abstain", "cost_sensitive")
+SETS = ("soft", "l1", "l2", "linf", "group")
+
+
+def _loss(name):
+    if name == "cost_sensitive":
+        M = np.random.default_rng(7).uniform(0.2, 2.0, (K, K)) * (1 - np.eye(K))
+        return ag.LossMatrix(M)
+    if name == "abstain":
+        return ag.losses.abstain(K, 0.3)
+    return getattr(ag.losses, name)(K)
+
+
+def _uncertainty(name, n):
+    if name == "soft":
+        return SoftMoments(1.0 / n)
+    return NormBall(0.02, {"l1": 1, "l2": 2, "linf": np.inf, "group": "group"}[name])
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(3)
+    n, d = 80, 3
+    X = StandardScaler().fit_transform(rng.normal(size=(n, d)))
+    y = np.argmax(X @ rng.normal(size=(d, K)) + rng.gumbel(size=(n, K)), axis=1)
+    return X, y
+
+
+def _problem(X, y, loss, uncertainty):
+    fmap = Multiclass().fit(X, K)
+    weights = np.full(y.size, 1.0 / y.size)
+    game = ag.Game(loss)
+    objective = SurrogateObjective(game, fmap.bind(X), y, weights, uncertainty, fmap)
+    optimum = ag.PredictionGame(loss, Multiclass(), uncertainty).compile(X, y).solve()
+    return objective, optimum
+
+
+@pytest.mark.parametrize("uncertainty", SETS)
+@pytest.mark.parametrize("loss", LOSSES)
+def test_certificate_brackets_the_compiled_optimum(data, loss, uncertainty):
+    """certificate <= optimum <= objective_, the gap within tol, for every loss x set."""
+    X, y = data
+    objective, optimum = _problem(X, y, _loss(loss), _uncertainty(uncertainty, y.size))
+    tol = 1e-6
+    result = fit_smoothed(objective, np.zeros(objective.fmap.n_params), tol=tol)
+    assert result.message == "certified"
+    assert result.gap <= tol * max(1.0, abs(result.objective))
+    slack = 1e-7 * max(1.0, abs(optimum.objective))  # the interior-point / simplex tolerance
+    assert result.objective - result.gap <= optimum.objective + slack
+    assert optimum.objective <= result.objective + slack
+    assert result.objective == pytest.approx(objective(result.theta)[0], abs=1e-12)
+
+
+@pytest.mark.parametrize("uncertainty", SETS)
+@pytest.mark.parametrize("loss", ("zero_one", "squared", "cost_sensitive"))
+def test_dual_bound_is_valid_for_any_adversaries_and_tight_at_the_optimal_ones(
+    data, loss, uncertainty
+):
+    X, y = data
+    objective, optimum = _problem(X, y, _loss(loss), _uncertainty(uncertainty, y.size))
+    args = (objective.game, objective.operator, y, objective.weights, objective.uncertainty)
+    rng = np.random.default_rng(0)
+    slack = 1e-7 * max(1.0, abs(optimum.objective))
+    for Q in (rng.dirichlet(np.ones(K), y.size), np.eye(K)[y], np.full((y.size, K), 1.0 / K)):
+        assert dual_bound(*args, objective.fmap, Q) <= optimum.objective + slack
+    if optimum.Q is not None:  # the program's adversaries attain the optimum
+        tight = dual_bound(*args, objective.fmap, optimum.Q)
+        assert tight == pytest.approx(optimum.objective, abs=1e-6)
+
+
+def test_uncertainty_dual_bounds_are_the_conjugates_mixed_with_the_labels():
+    fmap = Multiclass().fit(np.zeros((1, 2)), 2)  # 6 parameters, blocks per class
+    g = np.array([3.0, -4.0, 0.0, 0.0, 0.0, 0.0])
+    soft = SoftMoments(2.0)
+    assert soft.conjugate(g, fmap) == pytest.approx(25.0 / 4.0)
+    # base + r gain - r^2 R*(g), r = gain / (2 R*) = 0.2
+    assert soft.dual_bound(g, 0.1, 2.5, fmap) == pytest.approx(0.1 + 0.2 * 2.5 - 0.04 * 6.25)
+    assert soft.dual_bound(g, 0.1, 100.0, fmap) == pytest.approx(0.1 + 100.0 - 6.25)  # r = 1
+    for norm, size in ((1, 7.0), (2, 5.0), (np.inf, 4.0)):
+        ball = NormBall(1.0, norm)
+        assert ball.conjugate(g, fmap) == np.inf and ball.conjugate(g / size, fmap) == 0.0
+        assert ball.dual_bound(g, 0.5, 2.0, fmap) == pytest.approx(0.5 + 2.0 / size)
+        assert ball.dual_bound(g, 0.5, -2.0, fmap) == 0.5  # r = 0: the labels themselves
+        projected = ball.project_moments(g, fmap)
+        assert ball.moment_norm(projected, fmap) == pytest.approx(1.0)
+    assert Exact().dual_bound(g, 0.5, 2.0, fmap) == 0.5
+    assert Exact().dual_bound(0 * g, 0.5, 2.0, fmap) == 2.5
+
+
+@pytest.mark.parametrize("weight", [1.0, 2.5])
+@pytest.mark.parametrize("mu", [1.0, 0.05, 1e-4])
+def test_zero_one_quadratic_smoothing_matches_the_enumeration_and_brackets_the_game(weight, mu):
+    rng = np.random.default_rng(1)
+    F = rng.normal(size=(200, 6)) * rng.uniform(0.01, 5.0, size=(200, 1))
+    F[:20, 1] = F[:20, 0]  # ties
+    value, Q = closed_forms.zero_one_quadratic_smoothing(F, mu, weight)
+    np.testing.assert_allclose(Q.sum(axis=1), 1.0, atol=1e-12)
+    assert np.all(Q >= 0)
+    if weight == 1.0:  # the O(k^3) enumeration of the same problem
+        reference, Q_ref = closed_forms.zero_one_smoothed(F, mu)
+        np.testing.assert_allclose(value, reference, atol=1e-9)
+        np.testing.assert_allclose(Q, Q_ref, atol=1e-9)
+    exact = closed_forms.zero_one(F, weight)[0]
+    rounding = 1e-12 * np.abs(F).max() / mu  # max q = (u - tau) / mu: conditioned by 1 / mu
+    assert np.all(value <= exact + rounding) and np.all(exact <= value + mu / 2 + rounding)
+    # Q is the gradient of the smoothed value
+    direction = rng.normal(size=F.shape)
+    step = 1e-7  # central differences are exact on a quadratic piece
+    up = closed_forms.zero_one_quadratic_smoothing(F + step * direction, mu, weight)[0]
+    down = closed_forms.zero_one_quadratic_smoothing(F - step * direction, mu, weight)[0]
+    np.testing.assert_allclose(
+        (up - down) / (2 * step), np.einsum("ij,ij->i", Q, direction), atol=1e-4
+    )  # a step across a kink of the gradient (at 1e-7 of one) costs ~ step / mu
+
+
+@pytest.mark.parametrize("loss", ["ordinal", "squared", "abstain", "cost_sensitive"])
+def test_entropic_smoothing_of_the_vertex_table(loss):
+    game = ag.Game(_loss(loss))
+    smooth = smoothed_game(game)
+    F = np.random.default_rng(2).normal(size=(50, K))
+    mu = 0.01
+    value, Q, exact_value, _ = smooth(F, mu)
+    exact = game.value(F)
+    np.testing.assert_allclose(exact_value, exact, atol=1e-12)
+    size = len(game.vertex_table())
+    assert np.all(exact <= value + 1e-12) and np.all(value <= exact + mu * np.log(size) + 1e-12)
+    np.testing.assert_allclose(Q.sum(axis=1), 1.0, atol=1e-12)
+    # a feasible adversary: H(q) + f^T q never exceeds the game value
+    H = game.entropy(Q)
+    assert np.all(H + np.einsum("ij,ij->i", F, Q) <= exact + 1e-9)
+
+
+def test_obstacles_name_what_the_smoothing_solver_cannot_certify(data):
+    X, _ = data
+    fmap = Multiclass().fit(X, K)
+    game = ag.Game(ag.losses.zero_one(K))
+    assert smoothing_obstacle(game, SoftMoments(0.1), fmap) is None
+    assert smoothing_obstacle(game, Exact(), fmap) == "exact"
+    assert smoothing_obstacle(game, NormBall(0.0, 2), fmap) == "exact"
+    kernel = ag.features.KernelFeatures("rbf").fit(X, K)
+    assert "kernel" in smoothing_obstacle(game, SoftMoments(0.1), kernel)
+    with pytest.raises(ag.exceptions.NotApplicableError, match="exact"):
+        objective = SurrogateObjective(
+            game, fmap.bind(X), np.zeros(len(X), int), None, Exact(), fmap
+        )
+        fit_smoothed(objective, np.zeros(fmap.n_params))
+
+
+@pytest.fixture(scope="module")
+def vehicle():
+    data = ag.datasets.load("multiclass/vehicle")
+    return StandardScaler().fit_transform(data.X), np.unique(data.y, return_inverse=True)[1]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"loss": "ordinal"},
+        {"loss": "abstain", "alpha": 0.3},
+        {"uncertainty": "linf", "strength": 0.01},
+        {"uncertainty": "l2", "strength": 0.01, "loss": "squared"},
+    ],
+    ids=repr,
+)
+def test_default_fit_ends_certified(vehicle, params):
+    """Beyond the compile threshold the default solver is the smoothing one, and every fit ends
+    with ``gap_ <= tol * max(1, |objective_|)`` against the compiled optimum (for this size,
+    with the cutting-plane finish when smoothing alone stops short, as for the linf set)."""
+    X, y = vehicle
+    tol = 1e-6
+    model = ag.AdversarialClassifier(tol=tol, **params).fit(X, y)
+    assert model.solver_ == "smoothing"
+    assert model.converged_ == "certified"
+    assert model.gap_ <= tol * max(1.0, abs(model.objective_))
+    exact = ag.AdversarialClassifier(solver="compile", **params).fit(X, y)
+    slack = 1e-7 * max(1.0, exact.objective_)
+    assert model.objective_ - model.gap_ <= exact.objective_ + slack
+    assert exact.objective_ <= model.objective_ + slack
+
+
+def test_exact_moments_fall_back_to_the_compiled_program(vehicle):
+    X, y = vehicle
+    model = ag.AdversarialClassifier(uncertainty="exact").fit(X[:300], y[:300])
+    assert model.solver_ == "compile" and model.gap_ == 0.0
+
+
+def test_an_uncertified_smoothing_run_says_so_and_keeps_a_valid_gap(monkeypatch, vehicle):
+    from advgame.models import classifier
+
+    monkeypatch.setattr(classifier, "AUTO_CERTIFY_SIZE", 10)  # no cutting-plane finish
+    X, y = vehicle
+    with pytest.warns(ag.exceptions.ConvergenceWarning, match="not certified"):
+        model = ag.AdversarialClassifier(solver="smoothing", max_iter=3, tol=1e-9).fit(X, y)
+    assert model.converged_.startswith("max_iter=3 reached")
+    exact = ag.AdversarialClassifier(solver="compile").fit(X, y)
+    assert np.isfinite(model.gap_) and model.gap_ > 1e-9 * model.objective_
+    assert model.objective_ - model.gap_ <= exact.objective_ + 1e-7
+
+
+def test_large_lbfgs_fits_are_finished_by_the_smoothing_certificate(monkeypatch, vehicle):
+    """certify='auto' beyond the cutting-plane size: smoothing finishes the L-BFGS result."""
+    from advgame.models import classifier
+
+    monkeypatch.setattr(classifier, "AUTO_CERTIFY_SIZE", 10)
+    X, y = vehicle
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ag.exceptions.ConvergenceWarning)
+        model = ag.AdversarialClassifier(solver="lbfgs", tol=1e-6).fit(X, y)
+    assert model.converged_ == "certified" and model.gap_ <= 1e-6
+    assert solvers.MAX_SMOOTHED_VERTICES >= len(ag.Game(ag.losses.squared(10)).vertex_table())
