@@ -229,7 +229,14 @@ def test_bench_train_quick_writes_json(tmp_path, capsys):
     out = tmp_path / "train.json"
     assert main(["bench", "train", "--quick", "--out", str(out)]) == 0
     records = json.loads(out.read_text())["records"]
-    assert [r["problem"] for r in records] == ["optdigits", "satimage", "synthetic n=2000"]
+    assert [r["problem"] for r in records] == [
+        "digits",
+        "optdigits",
+        "satimage",
+        "segment",
+        "synthetic n=2000",
+        "classification n=2000",
+    ]
     for r in records:  # every model was fitted and scored in the same run
         for label in ("AdversarialClassifier", "LogisticRegression", "LinearSVC (CS)"):
             assert r[f"{label} fit s"] > 0 and 0.5 < r[f"{label} accuracy"] <= 1.0
