@@ -7,6 +7,7 @@ a local hunt for counterexamples.
 """
 
 import os
+import signal
 import warnings
 
 import pytest
@@ -52,3 +53,42 @@ def conforms():
         assert all(status[name] == {"xfail"} for name in expected)
 
     return check
+
+
+@pytest.fixture
+def no_hang():
+    """Fail instead of hanging if the code under test opens a FIFO and blocks (Unix only)."""
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def fail(signum, frame):
+        raise AssertionError("opened a FIFO and blocked")
+
+    previous = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(20)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def assert_game_solution(L, F, value, Q, P, reference, what, rtol=1e-9):
+    """``value`` equals ``reference``, ``q*`` attains it and ``p*`` guarantees it, relative to
+    ``max(|value|, max L)`` (the scale of the game); both are distributions.  Shared by the
+    LP-oracle tests (``from conftest import assert_game_solution``)."""
+    import numpy as np
+
+    scale = np.maximum(np.abs(reference), L.max())
+    attained = (Q @ L.T).min(axis=1) + np.einsum("ij,ij->i", F, Q)
+    guaranteed = (P @ L + F).max(axis=1)
+    for name, got in (
+        ("value", value),
+        ("H(q*) + f.q*", attained),
+        ("max(L^T p* + f)", guaranteed),
+    ):
+        error = np.max(np.abs(got - reference) / scale)
+        assert error <= rtol, f"{what}: {name} off by {error:.1e} (relative)"
+    assert np.allclose(Q.sum(axis=1), 1.0) and Q.min() >= 0
+    assert np.allclose(P.sum(axis=1), 1.0) and P.min() >= 0

@@ -4,7 +4,6 @@ size arguments are capped, loss-matrix CSVs with a byte-order mark, semicolons o
 
 import os
 import re
-import signal
 import time
 from dataclasses import replace
 
@@ -46,25 +45,6 @@ def one_error(code, err, *messages):
     missing = [m for m in messages if m not in errors[0]]
     assert not missing, f"{errors[0]!r} lacks {missing}"
     return errors[0]
-
-
-@pytest.fixture
-def no_hang():
-    """Fail instead of hanging if the code under test opens a FIFO (Unix only)."""
-    if not hasattr(signal, "SIGALRM"):
-        yield
-        return
-
-    def fail(signum, frame):
-        raise AssertionError("opened a FIFO and blocked")
-
-    previous = signal.signal(signal.SIGALRM, fail)
-    signal.alarm(20)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 reader behind it (``read_text_file``: regular files only, bounded, UTF-8 with or without BOM)."""
 
 import os
-import signal
 import sys
 
 import numpy as np
@@ -20,25 +19,6 @@ def write(tmp_path, text, name="data.csv"):
     else:
         path.write_text(text, encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def no_hang():
-    """Fail instead of hanging if a test opens a FIFO (Unix only)."""
-    if not hasattr(signal, "SIGALRM"):
-        yield
-        return
-
-    def fail(signum, frame):
-        raise AssertionError("opened a FIFO and blocked")
-
-    previous = signal.signal(signal.SIGALRM, fail)
-    signal.alarm(10)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_reads_features_and_string_labels(tmp_path):

@@ -4,6 +4,7 @@ by the number of rows (:data:`advgame.game.AUTO_TABLE_ROWS_PER_BASIS`)."""
 
 import numpy as np
 import pytest
+from conftest import assert_game_solution
 
 import advgame as ag
 from advgame import oracle as oracle_module
@@ -13,30 +14,12 @@ from advgame.oracle import LPOracle
 from advgame.verify import random_potentials
 from advgame.vertices import basis_count
 
-RTOL = 1e-9
-
-
-def assert_exact(L, F, result, reference, what):
-    value, Q, P = result
-    scale = np.maximum(np.abs(reference), L.max())
-    attained = (Q @ L.T).min(axis=1) + np.einsum("ij,ij->i", F, Q)
-    guaranteed = (P @ L + F).max(axis=1)
-    for name, got in (
-        ("value", value),
-        ("H(q*) + f.q*", attained),
-        ("max(L^T p* + f)", guaranteed),
-    ):
-        error = np.max(np.abs(got - reference) / scale)
-        assert error <= RTOL, f"{what}: {name} off by {error:.1e}"
-    assert np.allclose(Q.sum(axis=1), 1.0) and Q.min() >= 0
-    assert np.allclose(P.sum(axis=1), 1.0) and P.min() >= 0
-
 
 def test_bulk_matches_the_vertex_table_at_k10():
     L = bulk_matrix(10)
     F = random_potentials(10, n=3000, seed=0)
     reference = ag.Game(L).value(F, method="vertices")
-    assert_exact(L, F, LPOracle(L).solve(F), reference, "bulk k=10")
+    assert_game_solution(L, F, *LPOracle(L).solve(F), reference, "bulk k=10")
 
 
 @pytest.mark.parametrize("kind", ["zero_one", "ordinal", "squared"])
@@ -45,7 +28,7 @@ def test_bulk_matches_closed_forms_with_ties(kind):
     F = np.random.default_rng(1).integers(-2, 3, size=(500, 7)).astype(float)  # ties
     F[:50] = 0.0  # all tied
     reference = game.value(F, method="closed_form")
-    assert_exact(game.loss.matrix, F, LPOracle(game.loss.matrix).solve(F), reference, kind)
+    assert_game_solution(game.loss.matrix, F, *LPOracle(game.loss.matrix).solve(F), reference, kind)
 
 
 @pytest.mark.parametrize("shape", [(1, 4), (2, 6), (6, 2), (5, 3), (3, 9)])
@@ -53,7 +36,7 @@ def test_bulk_on_rectangular_matrices(shape):
     L = np.random.default_rng(sum(shape)).uniform(0, 2, size=shape)
     F = random_potentials(shape[1], n=200, seed=2)
     reference = ag.Game(L).value(F, method="vertices")
-    assert_exact(L, F, LPOracle(L).solve(F), reference, f"{shape}")
+    assert_game_solution(L, F, *LPOracle(L).solve(F), reference, f"{shape}")
 
 
 def test_bulk_equals_the_per_row_highs_loop():
@@ -70,7 +53,7 @@ def test_blands_rule_gives_the_same_answers(monkeypatch):
     F = np.random.default_rng(2).integers(-1, 2, size=(300, 5)).astype(float)
     reference = ag.Game(L).value(F, method="vertices")
     monkeypatch.setattr(oracle_module, "BLAND_AFTER", 0)
-    assert_exact(L, F, LPOracle(L).solve(F), reference, "Bland")
+    assert_game_solution(L, F, *LPOracle(L).solve(F), reference, "Bland")
 
 
 @pytest.mark.parametrize("limit", ["pivots", "certificate"])
@@ -88,7 +71,7 @@ def test_uncertified_rows_go_to_highs(monkeypatch, limit):
     monkeypatch.setattr(
         LPOracle, "_solve_scaled", lambda self, Fs, F: calls.append(len(F)) or original(self, Fs, F)
     )
-    assert_exact(L, F, LPOracle(L).solve(F), reference, limit)
+    assert_game_solution(L, F, *LPOracle(L).solve(F), reference, limit)
     assert calls == [60]
 
 
@@ -97,7 +80,7 @@ def test_chunks_of_rows(monkeypatch):
     L = bulk_matrix(4, seed=9)
     F = random_potentials(4, n=77, seed=9)
     reference = ag.Game(L).value(F, method="vertices")
-    assert_exact(L, F, LPOracle(L).solve(F), reference, "chunks")
+    assert_game_solution(L, F, *LPOracle(L).solve(F), reference, "chunks")
 
 
 def test_single_row_and_empty():
@@ -106,7 +89,7 @@ def test_single_row_and_empty():
     value, Q, P = oracle.solve(np.zeros((0, 4)))
     assert value.shape == (0,) and Q.shape == (0, 4) and P.shape == (0, 4)
     f = np.array([[0.3, -1.0, 0.3, 0.2]])
-    assert_exact(L, f, oracle.solve(f), ag.Game(L).value(f, method="vertices"), "one row")
+    assert_game_solution(L, f, *oracle.solve(f), ag.Game(L).value(f, method="vertices"), "one row")
 
 
 # ---------------------------------------------------------------------------- auto dispatch

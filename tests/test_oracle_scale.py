@@ -4,6 +4,7 @@ for the bulk simplex and for the per-row HiGHS path."""
 
 import numpy as np
 import pytest
+from conftest import assert_game_solution
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,23 +20,6 @@ CLOSED_FORM_LOSSES = {
     "abstain": lambda k: ag.losses.abstain(k, alpha=0.3),
 }
 RTOL = 1e-9
-
-
-def assert_game_solution(L, F, value, Q, P, reference, what):
-    """``value`` equals ``reference``, ``q*`` attains it and ``p*`` guarantees it, relative to
-    ``max(|value|, max L)`` (the scale of the game)."""
-    scale = np.maximum(np.abs(reference), L.max())
-    attained = (Q @ L.T).min(axis=1) + np.einsum("ij,ij->i", F, Q)
-    guaranteed = (P @ L + F).max(axis=1)
-    for name, got in (
-        ("value", value),
-        ("H(q*) + f.q*", attained),
-        ("max(L^T p* + f)", guaranteed),
-    ):
-        error = np.max(np.abs(got - reference) / scale)
-        assert error <= RTOL, f"{what}: {name} off by {error:.1e} (relative)"
-    assert np.allclose(Q.sum(axis=1), 1.0) and Q.min() >= 0
-    assert np.allclose(P.sum(axis=1), 1.0) and P.min() >= 0
 
 
 def both_paths(L):
