@@ -15,6 +15,8 @@ Each structure has three functions: ``<kind>(F, ...) -> (value, q)``, ``<kind>_p
 -> p`` and ``<kind>_vertices(k, ...) -> (Q, v)``, the extreme-point set ``D`` of the paper's proof.
 """
 
+from typing import Any
+
 import numpy as np
 from scipy.special import logsumexp, softmax
 
@@ -73,7 +75,7 @@ def _zero_one_top_set(F, weight):
     return top + candidates[rows, best], decreasing[rows, best]
 
 
-def zero_one(F, weight=1.0):
+def zero_one(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     r"""Weighted zero-one game (Fathony et al. 2018a, Theorem 5, Corollary 9; Corollary 20 for ``q*``).
 
     .. math::  V(f) = \max_{\emptyset \ne S \subseteq [k]} \frac{\sum_{i \in S} f_i + c(|S|-1)}{|S|}
@@ -88,7 +90,7 @@ def zero_one(F, weight=1.0):
     return value, top / np.count_nonzero(top, axis=1)[:, None]
 
 
-def zero_one_predictor(F, weight=1.0):
+def zero_one_predictor(F: np.ndarray, weight: float = 1.0) -> np.ndarray:
     r"""Predictor ``p*`` of the weighted zero-one game (Fathony et al. 2018a, Eq. 9).
 
     With ``V`` the value, ``p*_j = max(0, f_j + c - V) / c``: the water-filling that equalises
@@ -99,7 +101,7 @@ def zero_one_predictor(F, weight=1.0):
     return p / p.sum(axis=1, keepdims=True)
 
 
-def zero_one_vertices(k, weight=1.0):
+def zero_one_vertices(k: int, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     r"""Extreme points ``D`` of Theorem 5: ``q = 1_S / |S|``, ``v = c (|S|-1)/|S|``; ``2^k - 1`` of them."""
     _check_size(2**k - 1, "zero-one", k)
     masks = (np.arange(1, 2**k)[:, None] >> np.arange(k)) & 1
@@ -119,7 +121,7 @@ def _ordinal_ends(F, weight):
     return low[rows, i], high[rows, j], i, j
 
 
-def ordinal(F, weight=1.0):
+def ordinal(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     r"""Weighted absolute (ordinal) game (Fathony et al. 2018a, Theorem 6, Eq. 7, Corollaries 10 and 21).
 
     .. math::  V(f) = \tfrac12 \max_i (f_i - c\,i) + \tfrac12 \max_j (f_j + c\,j),
@@ -135,7 +137,7 @@ def ordinal(F, weight=1.0):
     return 0.5 * a + 0.5 * b, q  # not 0.5 * (a + b), which overflows for f near 1e308
 
 
-def ordinal_predictor(F, weight=1.0):
+def ordinal_predictor(F: np.ndarray, weight: float = 1.0) -> np.ndarray:
     r"""Predictor ``p*`` of the weighted absolute game.
 
     With ``A = max_i (f_i - c i)`` and ``B = max_j (f_j + c j)``, every label satisfies
@@ -155,7 +157,7 @@ def ordinal_predictor(F, weight=1.0):
     return p
 
 
-def ordinal_vertices(k, weight=1.0):
+def ordinal_vertices(k: int, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     r"""Extreme points ``D`` of Theorem 6: ``q = (e_i + e_j)/2``, ``v = c (j - i)/2``, ``i <= j``."""
     _check_size(k * (k + 1) // 2, "ordinal", k)
     i, j = np.triu_indices(k)
@@ -237,7 +239,7 @@ def _squared_vertex(F, weight):
     )
 
 
-def squared(F, weight=1.0):
+def squared(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     r"""Weighted squared-ordinal game (Fathony et al. 2018a, Theorem 7, Corollary 11).
 
     .. math::  V(f) = \max\Big\{ \max_{i < l \le j}
@@ -256,7 +258,7 @@ def squared(F, weight=1.0):
     return value, q
 
 
-def squared_predictor(F, weight=1.0):
+def squared_predictor(F: np.ndarray, weight: float = 1.0) -> np.ndarray:
     r"""Predictor ``p*`` of the weighted squared game, from complementary slackness.
 
     ``(L q*)_a = c E_{q*}(a - y)^2`` is a convex quadratic in ``a`` minimised at the mean of ``q*``,
@@ -279,7 +281,7 @@ def squared_predictor(F, weight=1.0):
     return p
 
 
-def squared_vertices(k, weight=1.0):
+def squared_vertices(k: int, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     r"""Extreme points ``D`` of Theorem 7: ``k`` single points and ``(k+1)k(k-1)/6`` pairs."""
     _check_size(k + (k + 1) * k * (k - 1) // 6, "squared", k)
     i, l, j = (a.ravel() for a in np.meshgrid(*(np.arange(k),) * 3, indexing="ij"))
@@ -312,7 +314,7 @@ def _top_two(F):
     return first, second, F[rows, first], F[rows, second]
 
 
-def abstain(F, alpha, weight=1.0):
+def abstain(F: np.ndarray, alpha: float, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     r"""Abstain game for ``alpha <= 1/2`` (Fathony et al. 2018a, Theorem 12, Corollary 22).
 
     .. math::  V(f) = \max\{ f_{(1)},\ (1-\alpha) f_{(1)} + \alpha f_{(2)} + c\,\alpha \}
@@ -331,7 +333,7 @@ def abstain(F, alpha, weight=1.0):
     return np.maximum(f1, mixed), q
 
 
-def abstain_predictor(F, alpha, weight=1.0):
+def abstain_predictor(F: np.ndarray, alpha: float, weight: float = 1.0) -> np.ndarray:
     r"""Predictor ``p*`` for abstention (Fathony et al. 2018a, Theorem 13, scaled by Theorem 8).
 
     ``p* = e_{i*}`` when ``f_(1) - f_(2) >= c``; otherwise ``p*_{i*} = (f_(1) - f_(2))/c`` and the
@@ -348,7 +350,7 @@ def abstain_predictor(F, alpha, weight=1.0):
     return p
 
 
-def abstain_vertices(k, alpha, weight=1.0):
+def abstain_vertices(k: int, alpha: float, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     r"""Extreme points ``D`` of Theorem 12 (as a set of distinct points).
 
     ``(e_i, 0)`` for every ``i`` and ``((1-alpha) e_i + alpha e_j, c alpha)`` for ``i != j``:
@@ -377,7 +379,7 @@ def _check_size(count, kind, k):
 
 
 # ------------------------------------------------------- generalised entropies (Farnia and Tse 2016, §3, §6.6-8)
-def brier(F):
+def brier(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r"""Brier entropy ``H(q) = 1 - ||q||^2``: ``F(f) = max_{q in Δ} H(q) + f^T q`` and ``∇F``.
 
     ``∇F(f) = argmax_q f^T q - ||q||^2`` is the Euclidean projection of ``f / 2`` onto the
@@ -399,7 +401,7 @@ def brier(F):
     return top + 1.0 - np.einsum("ij,ij->i", q, q) + np.einsum("ij,ij->i", G, q), q
 
 
-def log(F):
+def log(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r"""Shannon entropy ``H(q) = -sum q log q``: ``F(f) = log sum exp f``, ``∇F = softmax(f)``.
 
     Farnia and Tse 2016, Eq. 28 (multinomial logistic regression; the paper pins the last potential at 0).
@@ -407,7 +409,7 @@ def log(F):
     return logsumexp(F, axis=1), softmax(F, axis=1)
 
 
-def zero_one_smoothed(F, mu):
+def zero_one_smoothed(F: np.ndarray, mu: float) -> tuple[np.ndarray, np.ndarray]:
     r"""Nesterov smoothing of the 0-1 entropy: ``H_mu(q) = 1 - max_j q_j - (mu/2) ||q||^2``.
 
     .. math::  F_\mu(f) = \max_{q \in \Delta} f^\top q + 1 - \max_j q_j - \tfrac{\mu}{2}\|q\|^2,
@@ -456,7 +458,9 @@ def zero_one_smoothed(F, mu):
     return top + 1.0 + best_value, Q
 
 
-def zero_one_quadratic_smoothing(F, mu, weight=1.0, return_levels=False):
+def zero_one_quadratic_smoothing(
+    F: np.ndarray, mu: float, weight: float = 1.0, return_levels: bool = False
+) -> tuple[Any, ...]:
     r"""Quadratically smoothed weighted zero-one game in ``O(k log k)`` per row.
 
     .. math::  V_\mu(f) = \max_{q \in \Delta} f^\top q + c\,(1 - \max_j q_j)
@@ -511,7 +515,7 @@ def zero_one_quadratic_smoothing(F, mu, weight=1.0, return_levels=False):
     return value, Q
 
 
-def quadratic(Z, rho=None):
+def quadratic(Z: np.ndarray, rho: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Quadratic loss on a real target with ``E[Y^2] <= rho^2`` (Farnia and Tse 2016, Eq. 32-33, 74-75).
 
     .. math::  F(z) = \max_{|m| \le \rho} \rho^2 - m^2 + z m

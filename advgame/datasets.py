@@ -382,14 +382,14 @@ def _check_probability(name, value, upper_open):
 
 
 def make_ordinal_sequences(
-    n_sequences=200,
-    length=(8, 16),
-    n_features=6,
-    n_labels=3,
-    noise=0.1,
-    transition_stickiness=0.8,
-    random_state=None,
-):
+    n_sequences: int = 200,
+    length: int | tuple[int, int] = (8, 16),
+    n_features: int = 6,
+    n_labels: int = 3,
+    noise: float = 0.1,
+    transition_stickiness: float = 0.8,
+    random_state: int | np.random.Generator | None = None,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
     r"""Synthetic sequences with ordinal labels that rise over time (e.g. emotion intensity).
 
     Each sequence mimics an expression that starts neutral and builds up to an apex
@@ -502,7 +502,11 @@ def _prediction_set_sizes(n_per_class, n_outliers):
     _check_count("n_outliers", n_outliers, 0)
 
 
-def make_prediction_set_example1(n_per_class=200, n_outliers=200, random_state=None):
+def make_prediction_set_example1(
+    n_per_class: int = 200,
+    n_outliers: int = 200,
+    random_state: int | np.random.Generator | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Wang and Qiao (2022), §5.1 Example 1: four Gaussian classes in 2-D, a frame of uniform outliers, and
     eight noise features.
 
@@ -547,7 +551,11 @@ def make_prediction_set_example1(n_per_class=200, n_outliers=200, random_state=N
     return X, np.concatenate([y, np.full(n_outliers, OUTLIER)])
 
 
-def make_prediction_set_example2(n_per_class=200, n_outliers=200, random_state=None):
+def make_prediction_set_example2(
+    n_per_class: int = 200,
+    n_outliers: int = 200,
+    random_state: int | np.random.Generator | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Wang and Qiao (2022), §5.1 Example 2 (after Wang & Qiao 2018, Example 3): three nested rings and an
     outer ring of outliers in 2-D, plus 98 noise features.
 

@@ -21,7 +21,8 @@ declaration (their ``game_``) and fit through it.
 
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -30,9 +31,9 @@ from . import losses, polytopes
 from ._validation import as_float_array, check_finite, check_rankings, check_real
 from .compile import compile_learning
 from .compile.graph import graph_latex
-from .compile.learning import learning_latex
+from .compile.learning import LearningProgram, learning_latex
 from .compile.matching import compile_matching, matching_latex
-from .compile.minimax import compile_minimax, minimax_kind, minimax_latex
+from .compile.minimax import MinimaxProgram, compile_minimax, minimax_kind, minimax_latex
 from .features import (
     CallableFeatures,
     FeatureMap,
@@ -72,7 +73,14 @@ _UNCERTAINTY_HELP = (
 )
 
 
-def resolve_loss_matrix(loss, k, names=LOSS_NAMES, classes=None, name="loss", **options):
+def resolve_loss_matrix(
+    loss: str | LossMatrix | ArrayLike,
+    k: int,
+    names: Sequence[str] = LOSS_NAMES,
+    classes: ArrayLike | None = None,
+    name: str = "loss",
+    **options: Any,
+) -> LossMatrix:
     """A named loss ``losses.<name>(k, **options)`` (``names`` lists the accepted ones) or a
     user matrix with one column per class.  A matrix whose labels were named is aligned with
     ``classes`` (columns, and the actions named like them, reordered to class order)."""
@@ -261,7 +269,7 @@ class PredictionGame:
         uncertainty: "UncertaintySet | MomentBalls | str | None" = None,
         polytope: "polytopes.Polytope | None" = None,
         alpha: float = 0.5,
-    ):
+    ) -> None:
         self.loss = _declare_loss(loss, alpha)
         self.alpha = alpha
         self.features = _declare_features(features)
@@ -456,7 +464,9 @@ class PredictionGame:
         return state
 
     # --------------------------------------------------------------------------- compile
-    def compile(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
+    def compile(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> "LearningProgram | MinimaxProgram":
         r"""Compile the learning problem on data ``(X, y)``.
 
         Parameters

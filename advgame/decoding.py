@@ -31,8 +31,10 @@ from collections.abc import Callable
 from functools import partial
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validation import as_float_array, check_finite
+from .losses import LossMatrix
 from .permutation import ranks_to_matrices
 from .polytopes import Birkhoff, Knapsack, OrderSimplex, Permutahedron, Polytope, Simplex
 
@@ -50,7 +52,12 @@ __all__ = [
 ]
 
 
-def apply_flat(method, polytope, points, point_shape):
+def apply_flat(
+    method: Callable[..., np.ndarray],
+    polytope: Polytope,
+    points: np.ndarray,
+    point_shape: tuple[int, ...],
+) -> np.ndarray:
     """Call ``method`` (a polytope's ``project``/``argmax``) on a batch ``(n, *point_shape)``.
 
     Vector polytopes (``point_ndim == 1``) receive matrix points flattened, so that e.g. the unit
@@ -92,7 +99,7 @@ class LossDecomposition:
     constant: Callable
     point_shape: tuple
 
-    def with_output_set(self, output_set):
+    def with_output_set(self, output_set: Polytope) -> "LossDecomposition":
         """The same decomposition decoded onto another set (e.g. a superset of the hull)."""
         if not isinstance(output_set, Polytope):
             raise ValueError(f"output_set must be a Polytope; got {type(output_set).__name__}.")
@@ -118,13 +125,13 @@ class LossDecomposition:
         flat = U.reshape(U.shape[0], -1) @ np.asarray(self.V).T
         return flat.reshape(U.shape) + self.b
 
-    def scores(self, u):
+    def scores(self, u: ArrayLike) -> np.ndarray:
         r"""The MAP input :math:`-Vu - b` of Eq. 11 (one point or a batch)."""
         U, single = self._points(u, "u")
         out = -self._affine(U)
         return out[0] if single else out
 
-    def decode(self, u):
+    def decode(self, u: ArrayLike) -> np.ndarray:
         r"""Calibrated decoding :math:`\psi(\hat y_L(u)) = \mathrm{MAP}(-Vu - b)` (Eq. 11).
 
         Returns the output set's maximising vertex for each point (same shape as ``u``); ties
@@ -136,7 +143,7 @@ class LossDecomposition:
         )
         return out[0] if single else out
 
-    def loss(self, psi_hat, y):
+    def loss(self, psi_hat: ArrayLike, y: ArrayLike) -> float | np.ndarray:
         r""":math:`\langle\psi(\hat y), V\varphi(y) + b\rangle + c(y)` for a batch (or one pair)."""
         P, single = self._points(psi_hat, "psi_hat")
         Y = self.phi(y)
@@ -228,7 +235,7 @@ def _precision_phi(y, m, top):
 
 
 # ----------------------------------------------------------------------- built-in decompositions
-def general(loss_matrix):
+def general(loss_matrix: LossMatrix | ArrayLike) -> LossDecomposition:
     r"""Any finite loss as ``V = L`` with one-hot encodings (Blondel 2019, App. A, "General loss").
 
     ``L[a, y]`` is the loss of action ``a`` against label ``y`` (a ``LossMatrix`` or an array);
@@ -252,7 +259,7 @@ def general(loss_matrix):
     )
 
 
-def zero_one(k):
+def zero_one(k: int) -> LossDecomposition:
     r"""Zero-one loss: :math:`\varphi = \psi = e_y`, :math:`V = 1 - I` (App. A); decoding is
     ``argmax u`` over the simplex."""
     k = _check_size(k, 2)
@@ -267,7 +274,7 @@ def zero_one(k):
     )
 
 
-def hamming_multilabel(k, low=0, high=None):
+def hamming_multilabel(k: int, low: int = 0, high: int | None = None) -> LossDecomposition:
     r"""Hamming loss of label sets: :math:`\varphi(y) = y \in \{0,1\}^k`, :math:`V = -2I`,
     :math:`b = 1`, :math:`c(y) = \langle y, 1\rangle` (App. A).
 
@@ -297,7 +304,7 @@ def _rank_matrices(R, k):
     return ranks_to_matrices(R, "y")
 
 
-def hamming_ranking(k):
+def hamming_ranking(k: int) -> LossDecomposition:
     r"""Hamming loss of permutations: :math:`\varphi = \psi` = the permutation matrix,
     :math:`V = -I`, :math:`c = k` (App. A), so :math:`L = k - \langle\hat P, P\rangle`.
 
@@ -317,7 +324,7 @@ def hamming_ranking(k):
     )
 
 
-def absolute(k):
+def absolute(k: int) -> LossDecomposition:
     r"""Absolute loss :math:`|\hat y - y|` of ``k`` ordered classes: :math:`\varphi(y) =
     \sum_{i < y} e_i \in \{0,1\}^{k-1}`, :math:`V = -2I`, :math:`b = 1`, :math:`c(y) = y` (App. A).
 
@@ -337,7 +344,7 @@ def absolute(k):
     )
 
 
-def spearman(k):
+def spearman(k: int) -> LossDecomposition:
     r"""Squared rank distance :math:`\tfrac12 \sum_j (\hat R_j - R_j)^2` (Spearman's footrule
     squared, an affine function of Spearman's rho): :math:`\varphi(R) = \psi(R) = k + 1 - R`
     (item ``j`` gets the weight :math:`w_{R_j}` of its rank, :math:`w = (k, \dots, 1)`),
@@ -366,7 +373,7 @@ def _relevances(y, m):
     return Y
 
 
-def ndcg(m, w=None):
+def ndcg(m: int, w: ArrayLike | None = None) -> LossDecomposition:
     r"""NDCG loss :math:`1 - \frac{1}{N(y)} \sum_i y_i w_{\pi_i}` of a ranking ``pi`` of ``m``
     documents with relevances ``y`` (App. A): :math:`\psi(\pi) = w_\pi`,
     :math:`\varphi(y) = y / N(y)` with :math:`N(y) = \langle \mathrm{sort}(y), w\rangle`,
@@ -392,7 +399,7 @@ def ndcg(m, w=None):
     )
 
 
-def precision_at(m, top):
+def precision_at(m: int, top: int) -> LossDecomposition:
     r"""Precision-at-``top`` loss :math:`1 - \frac{1}{\min(top, |y|)} \sum_i y_i w_{\pi_i}` with
     :math:`w = (1, \dots, 1, 0, \dots, 0)` (``top`` ones) for binary relevances ``y`` (App. A):
     :math:`\varphi(y) = y / \min(top, |y|)`, :math:`V = -I`, :math:`c = 1`.

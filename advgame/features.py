@@ -15,11 +15,16 @@ For the built-in maps ``forward`` and ``adjoint`` are one or two matrix products
 for the norm the uncertainty sets use (identity, or the RKHS norm ``tr(A^T K A)`` for kernels).
 """
 
+from __future__ import annotations
+
 import inspect
 import numbers
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from ._validation import check_finite, check_positive, check_real
@@ -40,7 +45,7 @@ __all__ = [
 PSD_EIGEN_RTOL = 1e-12
 
 
-def psd_eigen(M, rtol=PSD_EIGEN_RTOL):
+def psd_eigen(M: np.ndarray, rtol: float = PSD_EIGEN_RTOL) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvectors ``U`` and positive eigenvalues ``s`` of a symmetric PSD matrix with
     ``M ≈ U diag(s) U^T``, modes below ``rtol * max(s)`` dropped (``U * sqrt(s)`` is a factor).
 
@@ -65,7 +70,7 @@ class FeatureMap:
         params = ", ".join(f"{n}={getattr(self, n)!r}" for n in names if hasattr(self, n))
         return f"{type(self).__name__}({params})"
 
-    def fit(self, X, n_classes):
+    def fit(self, X: np.ndarray, n_classes: int) -> FeatureMap:
         """Fix the dimensions from training inputs ``X`` (n, d) and the number of classes."""
         self.n_classes_ = int(n_classes)
         self.n_features_in_ = X.shape[1]
@@ -75,19 +80,19 @@ class FeatureMap:
     def _fit(self, X):
         raise NotImplementedError
 
-    def bind(self, X):
+    def bind(self, X: np.ndarray) -> Any:
         """The linear operator ``theta -> F`` for inputs ``X``."""
         raise NotImplementedError
 
-    def blocks(self):
+    def blocks(self) -> list[np.ndarray]:
         """Index arrays partitioning ``theta`` (per-class blocks for group norms)."""
         return [np.arange(self.n_params)]
 
-    def norm_factor(self):
+    def norm_factor(self) -> sp.csr_matrix:
         """Sparse ``G`` with ``||theta||_2^2 = ||G theta||^2`` (identity for explicit features)."""
         return sp.identity(self.n_params, format="csr")
 
-    def apply_norm_factor(self, theta, transpose=False):
+    def apply_norm_factor(self, theta: np.ndarray, transpose: bool = False) -> np.ndarray:
         """``G @ theta`` (or ``G.T @ theta``) without building ``G`` when it is the identity."""
         return theta
 
@@ -137,7 +142,7 @@ class Multiclass(FeatureMap):
         Append the constant feature (its moment is the class frequency).
     """
 
-    def __init__(self, fit_intercept=True):
+    def __init__(self, fit_intercept: bool = True) -> None:
         self.fit_intercept = fit_intercept
 
     def _fit(self, X):
@@ -146,13 +151,13 @@ class Multiclass(FeatureMap):
     def _augment(self, X):
         return np.hstack([X, np.ones((X.shape[0], 1))]) if self.fit_intercept else X
 
-    def bind(self, X):
+    def bind(self, X: np.ndarray) -> Any:
         return _DenseOperator(self._augment(X), self.n_classes_)
 
-    def blocks(self):
+    def blocks(self) -> list[np.ndarray]:
         return [np.arange(j, self.n_params, self.n_classes_) for j in range(self.n_classes_)]
 
-    def coef(self, theta):
+    def coef(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(coef, intercept)`` in scikit-learn layout ``(k, d)`` and ``(k,)``."""
         Theta = theta.reshape(-1, self.n_classes_)
         if self.fit_intercept:
@@ -195,10 +200,10 @@ class Thresholded(FeatureMap):
         self.levels_ = np.arange(1, k + 1, dtype=np.float64)
         self.cumulative_ = (self.levels_[:, None] <= np.arange(1, k)[None, :]).astype(np.float64)
 
-    def bind(self, X):
+    def bind(self, X: np.ndarray) -> Any:
         return _ThresholdedOperator(X, self.levels_, self.cumulative_)
 
-    def blocks(self):
+    def blocks(self) -> list[np.ndarray]:
         d = self.n_features_in_
         return [np.arange(d), np.arange(d, self.n_params)]
 
@@ -239,7 +244,13 @@ class KernelFeatures(FeatureMap):
 
     coordinate_norms = False
 
-    def __init__(self, kernel="rbf", gamma=None, degree=3, coef0=1.0):
+    def __init__(
+        self,
+        kernel: str | Callable[..., float] = "rbf",
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+    ) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -266,19 +277,19 @@ class KernelFeatures(FeatureMap):
         self.n_params = X.shape[0] * self.n_classes_
         self._factor = None
 
-    def gram(self, X):
+    def gram(self, X: np.ndarray) -> np.ndarray:
         """``K(X, X_fit)``."""
         K = pairwise_kernels(X, self.X_fit_, metric=self.kernel, **self._kernel_params)
         check_finite("kernel matrix", K)
         return K
 
-    def bind(self, X):
+    def bind(self, X: np.ndarray) -> Any:
         return _DenseOperator(self.gram(X), self.n_classes_)
 
-    def blocks(self):
+    def blocks(self) -> list[np.ndarray]:
         return [np.arange(j, self.n_params, self.n_classes_) for j in range(self.n_classes_)]
 
-    def norm_factor(self):
+    def norm_factor(self) -> sp.csr_matrix:
         r"""``G = (R^T ⊗ I_k)`` with ``K = R R^T`` (eigen-factor, tiny negative eigenvalues clipped)."""
         if self._factor is None:
             eigenvalues, vectors = np.linalg.eigh(self.gram(self.X_fit_))
@@ -286,7 +297,7 @@ class KernelFeatures(FeatureMap):
             self._factor = sp.kron(sp.csr_matrix(R.T), sp.identity(self.n_classes_), format="csr")
         return self._factor
 
-    def apply_norm_factor(self, theta, transpose=False):
+    def apply_norm_factor(self, theta: np.ndarray, transpose: bool = False) -> np.ndarray:
         G = self.norm_factor()
         return G.T @ theta if transpose else G @ theta
 
@@ -316,7 +327,7 @@ class CallableFeatures(FeatureMap):
     a general callable has no structure to exploit, so this costs ``n k p`` memory.
     """
 
-    def __init__(self, phi):
+    def __init__(self, phi: Callable[[np.ndarray, int], ArrayLike]) -> None:
         if not callable(phi):
             raise ValueError(f"phi must be callable as phi(X, label_index); got {phi!r}.")
         self.phi = phi
@@ -334,7 +345,7 @@ class CallableFeatures(FeatureMap):
     def _fit(self, X):
         self.n_params = self._blocks_for(X[:1])[0].shape[1]
 
-    def bind(self, X):
+    def bind(self, X: np.ndarray) -> Any:
         blocks = self._blocks_for(X)
         if any(B.shape[1] != self.n_params for B in blocks):
             raise ValueError(f"phi must return {self.n_params} features for every label.")
@@ -355,7 +366,12 @@ class GraphFeatures(FeatureMap):
     the dimensions are read off the data at compile time (given ones are checked against them).
     """
 
-    def __init__(self, n_node_inputs=None, n_edge_inputs=None, n_labels=None):
+    def __init__(
+        self,
+        n_node_inputs: int | None = None,
+        n_edge_inputs: int | None = None,
+        n_labels: int | None = None,
+    ) -> None:
         self.n_node_inputs, self.n_edge_inputs, self.n_labels = (
             n_node_inputs,
             n_edge_inputs,
@@ -370,25 +386,29 @@ class GraphFeatures(FeatureMap):
     def _fit(self, X):  # dimensions are fixed at construction
         return None
 
-    def blocks(self):
+    def blocks(self) -> list[np.ndarray]:
         k, split = self.n_classes_, self.n_node_params
         node = [np.arange(c, split, k) for c in range(k)]
         edge = [np.arange(split + t, self.n_params, k * k) for t in range(k * k)]
         return node + edge
 
-    def potentials(self, theta, X1, Z1):
+    def potentials(
+        self, theta: np.ndarray, X1: np.ndarray, Z1: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``psi`` (nodes, k) and ``Psi`` (edges, k, k) of all stacked nodes and edges."""
         k, split = self.n_classes_, self.n_node_params
         psi = X1 @ theta[:split].reshape(-1, k)
         Psi = (Z1 @ theta[split:].reshape(-1, k * k)).reshape(-1, k, k)
         return psi, Psi
 
-    def adjoint(self, X1, Z1, G_node, G_edge):
+    def adjoint(
+        self, X1: np.ndarray, Z1: np.ndarray, G_node: np.ndarray, G_edge: np.ndarray
+    ) -> np.ndarray:
         """The gradient of ``sum G_node . psi + sum G_edge . Psi`` with respect to ``theta``."""
         k = self.n_classes_
         return np.concatenate([(X1.T @ G_node).ravel(), (Z1.T @ G_edge.reshape(-1, k * k)).ravel()])
 
-    def design(self, X1, Z1):
+    def design(self, X1: np.ndarray, Z1: np.ndarray) -> sp.csr_matrix:
         """Sparse ``D`` with ``[vec psi; vec Psi] = D theta`` (row-major node and edge blocks)."""
         k = self.n_classes_
         return sp.block_diag(

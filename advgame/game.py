@@ -34,7 +34,7 @@ attains ``value = max_j (L^T p* + f)_j``.  Four methods compute them and agree:
 """
 
 import threading
-from typing import NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -42,7 +42,7 @@ from numpy.typing import ArrayLike
 from . import closed_forms, vertices
 from ._validation import as_labels, as_potentials
 from .exceptions import NotApplicableError, SizeLimitError, SolverError
-from .losses import Entropy, as_loss_matrix, permutation_items
+from .losses import Entropy, LossMatrix, as_loss_matrix, permutation_items
 from .oracle import LPOracle
 from .permutation import (
     PermutationGame,
@@ -167,7 +167,7 @@ class Game:
             return super().__new__(EntropyGame)
         return super().__new__(cls)
 
-    def __init__(self, loss):
+    def __init__(self, loss: LossMatrix | Entropy | ArrayLike) -> None:
         self.loss = as_loss_matrix(loss)
         self.structure = self.loss.structure
         self._oracle = LPOracle(self.loss.matrix)
@@ -389,7 +389,7 @@ class Game:
         table = self.vertex_table()
         return ExtremePoints(table.Q.copy(), table.v.copy())
 
-    def vertex_table(self):
+    def vertex_table(self) -> vertices.VertexTable:
         """The cached :class:`advgame.vertices.VertexTable` (built on first use)."""
         with self._table_lock:
             if self._table is None:
@@ -482,7 +482,7 @@ class Game:
         predictor = cp.Problem(cp.Minimize(u), [L.T @ p + f <= u, cp.sum(p) == 1, p >= 0])
         return GameLPs(adversary=adversary, predictor=predictor)
 
-    def lp(self, f):
+    def lp(self, f: ArrayLike) -> Any:
         r"""The adversary's game LP for one potential vector as a cvxpy ``Problem`` (for teaching).
 
         ``max v + f^T q  s.t.  L q >= v 1,  sum(q) = 1,  q >= 0`` (Fathony et al. 2018a, Eq. 4); the same
@@ -512,7 +512,7 @@ class EntropyGame(Game):
     array([1., 0., 0.])
     """
 
-    def __init__(self, loss):
+    def __init__(self, loss: Entropy) -> None:
         if not isinstance(loss, Entropy):
             raise TypeError(f"EntropyGame needs an Entropy; got {type(loss).__name__}.")
         self.loss = loss
@@ -604,7 +604,7 @@ class EntropyGame(Game):
     def _predictor(self, F, method):
         return self._solve_adversary(F, method)[1]
 
-    def program(self, f: ArrayLike):
+    def program(self, f: ArrayLike) -> Any:
         """The exact program ``max_q H(q) + f^T q`` for one potential vector, as a cvxpy Problem.
 
         After ``problem.solve()``, ``problem.var_dict`` holds the maximiser (``'q'``, or ``'mean'``
@@ -644,7 +644,7 @@ class EntropyGame(Game):
             out = map_label(Q, F)
         return out[0] if single else out
 
-    def _not_polyhedral(self, *args, **kwargs):
+    def _not_polyhedral(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise NotApplicableError(
             f"the {self.loss.kind} entropy is not polyhedral: it has no vertex table or LP. "
             "Use method='closed_form' or 'cvxpy', or EntropyGame.program(f)."

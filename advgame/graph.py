@@ -45,13 +45,14 @@ from dataclasses import dataclass
 import highspy
 import networkx as nx
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import sparse
 
 from ._validation import as_float_array, check_finite, check_real
 from .exceptions import NotApplicableError, SizeLimitError
 from .game import Game
 from .inference import check_graph, max_sum, rooted_forest
-from .losses import as_loss_matrix
+from .losses import LossMatrix, as_loss_matrix
 from .oracle import LP_TOLERANCE, highs_model, run_warm
 
 __all__ = [
@@ -116,7 +117,7 @@ class Regions:
     width: int
 
 
-def build_regions(graph, k, polytope="marginal"):
+def build_regions(graph: nx.Graph, k: int, polytope: str = "marginal") -> Regions:
     """Regions of ``graph`` for ``k`` labels (see :class:`Regions`).
 
     Forests (and ``polytope='local'``): one region per node and per edge, each edge tied to its
@@ -448,7 +449,13 @@ class _Master:
         return q, Q
 
 
-def brute_force_game(loss, graph, psi, Psi, node_weights=None):
+def brute_force_game(
+    loss: LossMatrix | ArrayLike,
+    graph: nx.Graph,
+    psi: ArrayLike,
+    Psi: ArrayLike,
+    node_weights: ArrayLike | None = None,
+) -> float:
     r"""The graph game as the ordinary game over all ``k^N`` joint labelings (the reference).
 
     ``L_joint[ŷ, y] = sum_i w_i L[ŷ_i, y_i]`` and ``f(y) = sum_i psi_i[y_i] + sum_e Psi_e[y_i,
@@ -526,7 +533,13 @@ class GraphGame:
     1.5
     """
 
-    def __init__(self, loss, graph, node_weights=None, polytope="marginal"):
+    def __init__(
+        self,
+        loss: LossMatrix | ArrayLike,
+        graph: nx.Graph,
+        node_weights: ArrayLike | None = None,
+        polytope: str = "marginal",
+    ) -> None:
         self.loss = as_loss_matrix(loss)
         self.graph = graph
         self.n_nodes = check_graph(graph)
@@ -574,16 +587,18 @@ class GraphGame:
         )
 
     @property
-    def n_labels(self):
+    def n_labels(self) -> int:
         """Number of labels ``k`` per node."""
         return self.loss.n_labels
 
     @property
-    def exact(self):
+    def exact(self) -> bool:
         """False only for the local relaxation of a graph with cycles."""
         return self.regions.exact
 
-    def check_potentials(self, node_potentials, edge_potentials):
+    def check_potentials(
+        self, node_potentials: ArrayLike, edge_potentials: ArrayLike
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Validate ``(N, k)`` and ``(|E|, k, k)`` float potentials; returns float64 arrays."""
         N, E, k = self.n_nodes, len(self.edges), self.n_labels
         psi = as_float_array("node_potentials", node_potentials)
@@ -602,7 +617,7 @@ class GraphGame:
         return psi, Psi
 
     @property
-    def fast_path(self):
+    def fast_path(self) -> str | None:
         """``'dual_decomposition'`` where it applies (forests), else None.
 
         ``method='auto'`` nevertheless uses the LP: the warm persistent HiGHS model is faster
@@ -612,8 +627,13 @@ class GraphGame:
         return "dual_decomposition" if self._rooted is not None else None
 
     def solve(
-        self, node_potentials, edge_potentials, method="auto", max_iter=DD_MAX_ITER, tol=DD_TOL
-    ):
+        self,
+        node_potentials: ArrayLike,
+        edge_potentials: ArrayLike,
+        method: str = "auto",
+        max_iter: int = DD_MAX_ITER,
+        tol: float = DD_TOL,
+    ) -> GraphSolution:
         """Solve the game of one example; returns a :class:`GraphSolution`.
 
         ``dual_decomposition`` (forests only) stops once its certified gap is below
@@ -723,11 +743,13 @@ class GraphGame:
         predictor = self._game.predictor(scores / np.where(w > 0, w, 1.0)[:, None])
         return GraphSolution(value, q, edge_marginals, predictor, "dual_decomposition", gap)
 
-    def value(self, node_potentials, edge_potentials, method="auto"):
+    def value(
+        self, node_potentials: ArrayLike, edge_potentials: ArrayLike, method: str = "auto"
+    ) -> float:
         """The game value (Fathony et al. 2018b, Eq. 6)."""
         return self.solve(node_potentials, edge_potentials, method).value
 
-    def score(self, node_potentials, edge_potentials, y):
+    def score(self, node_potentials: ArrayLike, edge_potentials: ArrayLike, y: ArrayLike) -> float:
         """``sum_i psi_i[y_i] + sum_e Psi_e[y_i, y_j]`` of a joint labeling ``y`` (N,)."""
         psi, Psi = self.check_potentials(node_potentials, edge_potentials)
         y = np.asarray(y)
@@ -741,21 +763,31 @@ class GraphGame:
             total += Psi[np.arange(len(self.edges)), y[i], y[j]].sum()
         return float(total)
 
-    def surrogate(self, node_potentials, edge_potentials, y, method="auto"):
+    def surrogate(
+        self,
+        node_potentials: ArrayLike,
+        edge_potentials: ArrayLike,
+        y: ArrayLike,
+        method: str = "auto",
+    ) -> float:
         """The adversarial surrogate ``value - score(y)`` (Fathony et al. 2018b, Eq. 5)."""
         value = self.value(node_potentials, edge_potentials, method)
         return value - self.score(node_potentials, edge_potentials, y)
 
-    def adversary(self, node_potentials, edge_potentials, method="auto"):
+    def adversary(
+        self, node_potentials: ArrayLike, edge_potentials: ArrayLike, method: str = "auto"
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The adversary's node and edge marginals ``(q (N, k), Q (|E|, k, k))``."""
         solution = self.solve(node_potentials, edge_potentials, method)
         return solution.node_marginals, solution.edge_marginals
 
-    def predictor(self, node_potentials, edge_potentials, method="auto"):
+    def predictor(
+        self, node_potentials: ArrayLike, edge_potentials: ArrayLike, method: str = "auto"
+    ) -> np.ndarray:
         """The predictor's node marginals ``p_i`` over actions, shape ``(N, l)``."""
         return self.solve(node_potentials, edge_potentials, method).predictor
 
-    def inner_program(self):
+    def inner_program(self) -> "InnerProgram":
         r"""This example's game LP over region marginals, for compilers.
 
         .. math::  \max_{\mu \ge 0,\, v}\ c^\top \mu + \sum_i v_i \quad\text{s.t.}\quad
@@ -774,7 +806,7 @@ class GraphGame:
                 )
         return self._inner
 
-    def decode(self, node_potentials, edge_potentials):
+    def decode(self, node_potentials: ArrayLike, edge_potentials: ArrayLike) -> np.ndarray:
         """A maximiser ``argmax_y s(y)`` (MAP labels, (N,)): max-sum on forests, otherwise
         the linear program over the junction tree's region marginals, whose basic optimal
         solutions are integral (the polytope is the marginal polytope of a chordal graph)."""

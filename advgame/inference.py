@@ -37,6 +37,7 @@ from collections import deque
 
 import networkx as nx
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from ._validation import as_float_array, check_finite
@@ -58,7 +59,7 @@ MAX_BRUTE_FORCE_LABELINGS = 2_000_000
 
 
 # ------------------------------------------------------------------------------------ validation
-def check_forest(graph):
+def check_forest(graph: nx.Graph) -> int:
     """Check that ``graph`` is a forest on the nodes ``0..N-1``.
 
     Parameters
@@ -81,7 +82,7 @@ def check_forest(graph):
         )
 
 
-def check_graph(graph):
+def check_graph(graph: nx.Graph) -> int:
     """A simple undirected ``networkx.Graph`` on the nodes ``0..N-1`` (every graph model's input):
     everything :func:`check_forest` checks except acyclicity.  Returns ``N``."""
     if not isinstance(graph, nx.Graph):
@@ -150,7 +151,9 @@ def _validate(graph, psi, Psi, forest=True):
 
 
 # -------------------------------------------------------------------------------- message passing
-def rooted_forest(graph):
+def rooted_forest(
+    graph: nx.Graph,
+) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray, list[int]]:
     """Breadth-first schedule of the forest (each component rooted at its smallest node).
 
     Returns ``(order, parent, parent_edge, flipped, roots)``: ``order`` lists the nodes so that a
@@ -237,7 +240,9 @@ def _edge_array(graph):
 
 
 # -------------------------------------------------------------------------------- public kernels
-def max_sum(graph, psi, Psi):
+def max_sum(
+    graph: nx.Graph, psi: ArrayLike, Psi: ArrayLike
+) -> tuple[np.ndarray, np.ndarray | float]:
     r"""Exact MAP labeling of a forest model by max-sum message passing (Viterbi on a chain).
 
     With the components rooted at their smallest node, the upward pass computes
@@ -287,7 +292,7 @@ def max_sum(graph, psi, Psi):
     return (labels, score) if batched else (labels[0], float(score[0]))
 
 
-def log_partition(graph, psi, Psi):
+def log_partition(graph: nx.Graph, psi: ArrayLike, Psi: ArrayLike) -> np.ndarray | float:
     r"""Log-partition function ``log Z = log sum_y exp s(y)`` of a forest model (sum-product).
 
     The upward pass in log space,
@@ -324,7 +329,9 @@ def log_partition(graph, psi, Psi):
     return log_Z if batched else float(log_Z[0])
 
 
-def marginals(graph, psi, Psi):
+def marginals(
+    graph: nx.Graph, psi: ArrayLike, Psi: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | float]:
     r"""Node and edge marginals of ``p(y) = exp(s(y) - log Z)`` on a forest (belief propagation).
 
     After the upward pass of :func:`log_partition` the downward pass sends, from each parent ``p``
@@ -393,7 +400,9 @@ def marginals(graph, psi, Psi):
     return node_marginals[0], edge_marginals[0], float(log_Z[0])
 
 
-def brute_force_scores(graph, psi, Psi):
+def brute_force_scores(
+    graph: nx.Graph, psi: ArrayLike, Psi: ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Scores ``s(y)`` of all ``k ** N`` joint labelings, by enumeration (a reference for tests).
 
     .. math::  s(y) = \sum_i \psi_{i, y_i} + \sum_{e = (i, j)} \Psi_{e, y_i, y_j}

@@ -14,9 +14,11 @@ import csv
 import itertools
 import math
 import os
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._files import read_text_file
 from ._validation import as_float_array, check_finite, check_real
@@ -85,7 +87,7 @@ class Structure:
     alpha: float | None = None
 
     @property
-    def has_closed_form(self):
+    def has_closed_form(self) -> bool:
         """Whether a closed form of Fathony et al. (2018a, Section 3) applies (abstain needs
         alpha <= 1/2)."""
         if self.kind == "abstain":
@@ -111,7 +113,7 @@ def _templates(k):
     }
 
 
-def permutation_items(k):
+def permutation_items(k: int) -> int | None:
     """``m`` with ``m! = k`` for ``3 <= m <= MAX_RECOGNISED_ITEMS``, else None."""
     for m in range(3, MAX_RECOGNISED_ITEMS + 1):
         if math.factorial(m) == k:
@@ -119,7 +121,7 @@ def permutation_items(k):
     return None
 
 
-def permutation_hamming_template(m):
+def permutation_hamming_template(m: int) -> np.ndarray:
     """Hamming distances ``L[a, b] = #{j : sigma_a(j) != sigma_b(j)}`` between the ``m!``
     permutations of ``m`` items in ``itertools.permutations`` order (no size check: callers
     bound ``m``; :func:`advgame.permutation.hamming_loss_matrix` is the checked public form)."""
@@ -134,7 +136,7 @@ def _fit_scale(M, T):
     return c, ok
 
 
-def recognize(matrix):
+def recognize(matrix: ArrayLike) -> Structure:
     """Recognise the structure of a loss matrix from its numbers (scale-aware, tolerance-based).
 
     Parameters
@@ -221,7 +223,12 @@ class LossMatrix:
     ('zero_one', 3.0)
     """
 
-    def __init__(self, matrix, labels=None, actions=None):
+    def __init__(
+        self,
+        matrix: ArrayLike,
+        labels: Sequence[Hashable] | None = None,
+        actions: Sequence[Hashable] | None = None,
+    ) -> None:
         shape = getattr(matrix, "shape", None)  # refuse a too-wide array before copying it
         if isinstance(shape, tuple) and len(shape) == 2:
             _check_n_labels(shape)
@@ -266,17 +273,17 @@ class LossMatrix:
         return given
 
     @property
-    def n_labels(self):
+    def n_labels(self) -> int:
         """Number of true labels ``k`` (columns)."""
         return self.matrix.shape[1]
 
     @property
-    def n_actions(self):
+    def n_actions(self) -> int:
         """Number of actions ``l`` (rows)."""
         return self.matrix.shape[0]
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
         """``(n_actions, n_labels)``."""
         return self.matrix.shape
 
@@ -317,7 +324,7 @@ class LossMatrix:
         return head + "\n" + "\n".join("  " + line for line in lines)
 
     @classmethod
-    def from_csv(cls, path):
+    def from_csv(cls, path: str | os.PathLike[str]) -> "LossMatrix":
         """Read a loss matrix from a CSV file (numbers only; no code is ever loaded).
 
         Cells are separated by commas (or by spaces and tabs in a file without a comma); the
@@ -422,25 +429,25 @@ def _check_weight(weight):
     return check_real("weight", weight, low=0, strict=True)
 
 
-def zero_one(k, weight=1.0):
+def zero_one(k: int, weight: float = 1.0) -> LossMatrix:
     """Zero-one loss ``weight * 1[a != y]`` (Fathony et al. 2018a, §2.3.1, Corollary 9)."""
     k = _check_k(k)
     return LossMatrix(_check_weight(weight) * _templates(k)["zero_one"])
 
 
-def ordinal(k, weight=1.0):
+def ordinal(k: int, weight: float = 1.0) -> LossMatrix:
     """Ordinal absolute loss ``weight * |a - y|`` (Fathony et al. 2018a, §3.2, Corollary 10)."""
     k = _check_k(k)
     return LossMatrix(_check_weight(weight) * _templates(k)["ordinal"])
 
 
-def squared(k, weight=1.0):
+def squared(k: int, weight: float = 1.0) -> LossMatrix:
     """Ordinal squared loss ``weight * (a - y)^2`` (Fathony et al. 2018a, §3.3, Corollary 11)."""
     k = _check_k(k)
     return LossMatrix(_check_weight(weight) * _templates(k)["squared"])
 
 
-def abstain(k, alpha=0.5, weight=1.0):
+def abstain(k: int, alpha: float = 0.5, weight: float = 1.0) -> LossMatrix:
     """Zero-one loss with an abstain action costing ``weight * alpha`` (Fathony et al. 2018a, §3.5).
 
     The matrix is ``(k + 1) x k``; the last action is ``'abstain'``.  The closed forms
@@ -453,7 +460,7 @@ def abstain(k, alpha=0.5, weight=1.0):
     return LossMatrix(M)
 
 
-def as_loss_matrix(loss):
+def as_loss_matrix(loss: "LossMatrix | ArrayLike") -> LossMatrix:
     """Accept a :class:`LossMatrix` or a plain array (converted with validation)."""
     return loss if isinstance(loss, LossMatrix) else LossMatrix(loss)
 
@@ -484,7 +491,7 @@ class Entropy:
     rho: float | None = None
 
     @property
-    def formula(self):
+    def formula(self) -> str:
         """The entropy and its domain, for reports."""
         return {
             "brier": "H(q) = 1 - ||q||^2 on the simplex",
@@ -493,17 +500,17 @@ class Entropy:
         }[self.kind]
 
 
-def brier(k):
+def brier(k: int) -> Entropy:
     """Brier entropy ``1 - ||q||^2`` (Farnia and Tse 2016, §2.2.4, §3.4): the minimax Brier classifier."""
     return Entropy("brier", _check_k(k))
 
 
-def log(k):
+def log(k: int) -> Entropy:
     """Shannon entropy (Farnia and Tse 2016, §2.2.1, §3.1): multinomial logistic regression."""
     return Entropy("log", _check_k(k))
 
 
-def quadratic(rho=None):
+def quadratic(rho: float | None = None) -> Entropy:
     """Quadratic loss on a real target with ``E[Y^2] <= rho^2`` (Farnia and Tse 2016, §3.3, Eq. 32).
 
     ``rho=None`` means large enough: ``F(z) = z^2 / 4`` and least squares.

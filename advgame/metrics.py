@@ -6,10 +6,14 @@
 what an abstain or ordinal loss asks to minimise.
 """
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validation import as_float_array
-from .losses import as_loss_matrix
+from .losses import LossMatrix, as_loss_matrix
 from .permutation import ranks_to_matrices
 
 __all__ = [
@@ -33,7 +37,7 @@ def _as_matrices(name, A):
     return A
 
 
-def permutation_hamming_loss(truth, predicted):
+def permutation_hamming_loss(truth: ArrayLike, predicted: ArrayLike) -> float:
     r"""Fraction of wrong entries between (permutation) matrices, as in Blondel (2019), Tables 1-3.
 
     .. math::  \frac{1}{n k^2} \sum_{i} \sum_{a, b} 1\big[\hat P_{i,ab} \ne P_{i,ab}\big]
@@ -54,7 +58,9 @@ def permutation_hamming_loss(truth, predicted):
     return float(np.mean(P != Q))
 
 
-def prediction_set_metrics(y_true, sets, classes):
+def prediction_set_metrics(
+    y_true: ArrayLike, sets: ArrayLike, classes: ArrayLike
+) -> dict[str, Any]:
     r"""The four metrics of Wang and Qiao (2022, §5) for set-valued predictions with outliers.
 
     Test points whose label is not in ``classes`` are the outliers.  With prediction sets
@@ -186,8 +192,15 @@ def _row_names(L, labels, actions, abstain_label):
 
 
 def mean_matrix_loss(
-    y_true, y_pred, loss, *, labels=None, actions=None, abstain_label=None, sample_weight=None
-):
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    loss: LossMatrix | ArrayLike,
+    *,
+    labels: Sequence[Any] | None = None,
+    actions: Sequence[Any] | None = None,
+    abstain_label: Any = None,
+    sample_weight: ArrayLike | None = None,
+) -> float:
     r"""The mean loss of predictions under a loss matrix ``L[a, y]`` (the declared loss).
 
     .. math::  \frac{\sum_i w_i\, L[a(\hat y_i), y_i]}{\sum_i w_i}
@@ -276,13 +289,25 @@ class LossScorer:
     """A scorer (``scorer(estimator, X, y)``, greater is better) returning minus
     :func:`mean_matrix_loss`; build it with :func:`make_loss_scorer`."""
 
-    def __init__(self, loss=None, labels=None, actions=None, abstain_label=None):
+    def __init__(
+        self,
+        loss: LossMatrix | ArrayLike | None = None,
+        labels: Sequence[Any] | None = None,
+        actions: Sequence[Any] | None = None,
+        abstain_label: Any = None,
+    ) -> None:
         self.loss = None if loss is None else _as_loss(loss)
         self.labels = labels
         self.actions = actions
         self.abstain_label = abstain_label
 
-    def __call__(self, estimator, X, y_true, sample_weight=None):
+    def __call__(
+        self,
+        estimator: Any,
+        X: ArrayLike,
+        y_true: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+    ) -> float:
         final, transform = _final_step(estimator)
         if self.loss is not None:
             abstain = self.abstain_label
@@ -332,7 +357,13 @@ class LossScorer:
         return f"make_loss_scorer({', '.join(args)})"
 
 
-def make_loss_scorer(loss=None, *, labels=None, actions=None, abstain_label=None):
+def make_loss_scorer(
+    loss: LossMatrix | ArrayLike | None = None,
+    *,
+    labels: Sequence[Any] | None = None,
+    actions: Sequence[Any] | None = None,
+    abstain_label: Any = None,
+) -> LossScorer:
     """A scorer for ``GridSearchCV(scoring=...)``, ``cross_val_score`` and friends: minus the
     mean declared loss (:func:`mean_matrix_loss`), so greater is better like scikit-learn's
     ``'neg_mean_absolute_error'``.

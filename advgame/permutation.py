@@ -65,6 +65,7 @@ import numbers
 import threading
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 
@@ -121,7 +122,7 @@ def _check_enumerable(k, what):
     return k
 
 
-def all_permutations(k):
+def all_permutations(k: int) -> np.ndarray:
     """All ``k!`` permutations as 0-based position vectors, in ``itertools.permutations`` order.
 
     Row ``m`` gives ``sigma[m, j]``, the position (rank - 1) of item ``j``; the identity is row 0.
@@ -135,7 +136,7 @@ def all_permutations(k):
     return np.array(list(itertools.permutations(range(k))), dtype=np.int64)
 
 
-def permutation_matrices(k):
+def permutation_matrices(k: int) -> np.ndarray:
     """The ``k!`` permutation matrices ``P[m, j, sigma[m, j]] = 1`` in :func:`all_permutations`
     order, shape ``(k!, k, k)``."""
     sigma = all_permutations(k)
@@ -144,7 +145,7 @@ def permutation_matrices(k):
     return P
 
 
-def hamming_loss_matrix(k):
+def hamming_loss_matrix(k: int) -> np.ndarray:
     r"""The ``k! x k!`` Hamming loss ``L[a, b] = k - <P_a, P_b>`` between all permutations.
 
     Rows and columns follow :func:`all_permutations`.  ``ag.Game(LossMatrix(L))`` with potentials
@@ -164,7 +165,7 @@ def hamming_loss_matrix(k):
     return permutation_hamming_template(_check_enumerable(k, "hamming_loss_matrix"))
 
 
-def ranks_to_matrices(R, name="R"):
+def ranks_to_matrices(R: ArrayLike, name: str = "R") -> np.ndarray:
     """Rank vectors (1 = best) ``(..., k)`` to permutation matrices ``P[..., j, R[..., j] - 1] = 1``.
 
     Raises ValueError (naming ``name``) unless every vector is a permutation of ``1..k``.
@@ -179,12 +180,12 @@ def ranks_to_matrices(R, name="R"):
     return P
 
 
-def matrices_to_ranks(P):
+def matrices_to_ranks(P: ArrayLike) -> np.ndarray:
     """Permutation matrices ``(..., k, k)`` to rank vectors ``(..., k)`` (1 = best)."""
     return np.argmax(np.asarray(P), axis=-1).astype(np.int64) + 1
 
 
-def permutation_index(sigma):
+def permutation_index(sigma: ArrayLike) -> int | np.ndarray:
     """Index of each position vector ``sigma`` (0-based, ``(..., k)``) in
     :func:`all_permutations` order (lexicographic: the Lehmer code read in factorial base)."""
     sigma = np.asarray(sigma)
@@ -202,7 +203,9 @@ def permutation_index(sigma):
     return smaller_later @ radix
 
 
-def birkhoff_decomposition(M, tol=PERMUTATION_TOLERANCE):
+def birkhoff_decomposition(
+    M: ArrayLike, tol: float = PERMUTATION_TOLERANCE
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Write a doubly stochastic matrix as a convex combination of permutation matrices.
 
     Birkhoff-von Neumann, greedily: find a permutation inside the support of the residual (a
@@ -280,7 +283,7 @@ class PermutationGame:
     array([1, 2, 3])
     """
 
-    def __init__(self, k):
+    def __init__(self, k: int) -> None:
         self.k = _check_k(k)
         if self.k > MAX_LP_ITEMS:
             raise SizeLimitError(
@@ -300,7 +303,7 @@ class PermutationGame:
         return f"PermutationGame(k={self.k}, fast_path={self.fast_path!r})"
 
     @property
-    def fast_path(self):
+    def fast_path(self) -> str | None:
         """``'zero_one'`` for ``k = 2`` (what ``method='auto'`` uses), else None (the LP)."""
         return "zero_one" if self.k == 2 else None
 
@@ -463,7 +466,7 @@ class PermutationGame:
         return self._solve_lp(T)
 
     # ------------------------------------------------------------------------------ public
-    def value(self, Theta, method="auto"):
+    def value(self, Theta: ArrayLike, method: str = "auto") -> float | np.ndarray:
         r"""Game value ``max_{Q in B_k} k - max_{P in B_k} <P, Q> + <Θ, Q>`` per example.
 
         Equal to the ``k!``-class game of Fathony et al. (2018a), Eq. 4 with the Hamming loss matrix
@@ -473,20 +476,22 @@ class PermutationGame:
         value = self._solve(T, method)[0]
         return value[0] if single else value
 
-    def value_and_adversary(self, Theta, method="auto"):
+    def value_and_adversary(
+        self, Theta: ArrayLike, method: str = "auto"
+    ) -> tuple[float | np.ndarray, np.ndarray]:
         """``(value, Q*)`` in one solve: the objective and subgradient that learning needs."""
         T, single = self._theta(Theta)
         value, Q, _ = self._solve(T, method)
         return (value[0], Q[0]) if single else (value, Q)
 
-    def adversary(self, Theta, method="auto"):
+    def adversary(self, Theta: ArrayLike, method: str = "auto") -> np.ndarray:
         r"""The adversary's doubly stochastic marginals ``Q*`` (a subgradient of ``value`` in
         ``Θ``, Fathony et al. 2018a, Theorem 19); shape ``(k, k)`` or ``(n, k, k)``."""
         T, single = self._theta(Theta)
         Q = self._solve(T, method)[1]
         return Q[0] if single else Q
 
-    def predictor(self, Theta, method="auto"):
+    def predictor(self, Theta: ArrayLike, method: str = "auto") -> np.ndarray:
         r"""The predictor's minimax doubly stochastic marginals ``P̂*``.
 
         ``P̂* = argmin_{P̂ in B_k} k + max_π <Θ - P̂, P_π>``: the duals of the LP rows
@@ -498,7 +503,9 @@ class PermutationGame:
         P = self._solve(T, method)[2]
         return P[0] if single else P
 
-    def predict(self, Theta, decode="map", method="auto", as_matrix=False):
+    def predict(
+        self, Theta: ArrayLike, decode: str = "map", method: str = "auto", as_matrix: bool = False
+    ) -> np.ndarray:
         r"""A predicted permutation per example.
 
         Parameters
@@ -531,7 +538,9 @@ class PermutationGame:
         out = ranks_to_matrices(R) if as_matrix else R
         return out[0] if single else out
 
-    def surrogate(self, Theta, P_true, method="auto"):
+    def surrogate(
+        self, Theta: ArrayLike, P_true: ArrayLike, method: str = "auto"
+    ) -> float | np.ndarray:
         r"""Adversarial surrogate loss ``value(Θ) - <Θ, P_true>`` (Fathony et al. 2018a, Eq. 3).
 
         ``P_true`` is one permutation matrix per score matrix (same number of dimensions as
@@ -542,7 +551,7 @@ class PermutationGame:
         loss = self._solve(T, method)[0] - np.einsum("nij,nij->n", T, P)
         return loss[0] if single else loss
 
-    def predictor_value(self, Theta, P_hat):
+    def predictor_value(self, Theta: ArrayLike, P_hat: ArrayLike) -> float | np.ndarray:
         r"""The predictor's worst case ``max_π k - <P̂, P_π> + <Θ, P_π> = k + max_π <Θ - P̂, P_π>``.
 
         An upper bound on :meth:`value` for any ``P̂`` (equal at ``P̂*``); one assignment problem.
@@ -554,7 +563,7 @@ class PermutationGame:
         out = self.k + _max_assignment(T - P)
         return out[0] if single else out
 
-    def adversary_value(self, Theta, Q):
+    def adversary_value(self, Theta: ArrayLike, Q: ArrayLike) -> float | np.ndarray:
         r"""What the adversary ``Q`` guarantees: ``k - max_π <Q, P_π> + <Θ, Q>``.
 
         A lower bound on :meth:`value` for any ``Q`` in the Birkhoff polytope (equal at ``Q*``).

@@ -33,17 +33,27 @@ matrices ``(k, k)`` / ``(n, k, k)``.  All computations are vectorised numpy over
 assignment solver) and the generic :func:`frank_wolfe_projection` (one point per call).
 """
 
+from __future__ import annotations
+
 import itertools
 import math
 import numbers
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import linear_sum_assignment, minimize_scalar
 from scipy.special import logsumexp, softmax, xlogy
 
 from ._validation import as_float_array, check_finite, check_real
 from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError, SolverError
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from .graph import Regions
 
 __all__ = [
     "Polytope",
@@ -432,7 +442,13 @@ class Polytope:
     def _check_dim(self, k):
         """Hook: raise ``ValueError`` if points of size ``k`` are not allowed."""
 
-    def project(self, theta, geometry="euclidean", max_iter=None, tol=None):
+    def project(
+        self,
+        theta: ArrayLike,
+        geometry: str = "euclidean",
+        max_iter: int | None = None,
+        tol: float | None = None,
+    ) -> np.ndarray:
         r"""Regularised prediction :math:`\operatorname{argmax}_{\mu} \langle\theta,\mu\rangle -
         \Psi(\mu)` over the polytope: the Bregman projection of Blondel (2019), Eq. 5.
 
@@ -477,7 +493,7 @@ class Polytope:
             out = self._project_kl(T, max_iter, tol)
         return out[0] if single else out
 
-    def argmax(self, theta):
+    def argmax(self, theta: ArrayLike) -> np.ndarray:
         r"""Linear maximisation oracle :math:`\operatorname{argmax}_{\mu} \langle\theta,\mu\rangle`,
         a vertex (MAP inference, Blondel 2019, §3); ties resolve deterministically (documented per
         class).
@@ -486,13 +502,13 @@ class Polytope:
         out = self._argmax(T)
         return out[0] if single else out
 
-    def contains(self, mu, atol=CONTAINS_ATOL):
+    def contains(self, mu: ArrayLike, atol: float = CONTAINS_ATOL) -> bool | np.ndarray:
         """Whether each point satisfies the polytope's constraints up to ``atol`` (bool or array)."""
         M, single = self._validate(mu, "mu")
         out = self._contains(M, check_real("atol", atol, low=0))
         return bool(out[0]) if single else out
 
-    def vertices(self, dim):
+    def vertices(self, dim: int) -> np.ndarray:
         """All vertices for points of size ``dim`` (the last axis of ``theta``), one per row.
 
         Raises :class:`~advgame.exceptions.SizeLimitError` above :data:`MAX_VERTICES`.
@@ -580,7 +596,7 @@ class Knapsack(Polytope):
         ``0 <= low <= high``; ``high <= k`` is checked when a point of size ``k`` is given.
     """
 
-    def __init__(self, low, high):
+    def __init__(self, low: int, high: int) -> None:
         for name, value in (("low", low), ("high", high)):
             if (
                 isinstance(value, bool)
@@ -700,7 +716,7 @@ class Permutahedron(Polytope):
     among tied ``theta`` the smaller index gets the larger weight).
     """
 
-    def __init__(self, w):
+    def __init__(self, w: ArrayLike) -> None:
         w = as_float_array("w", w)
         if w.ndim != 1 or w.size == 0:
             raise ValueError(f"w must be a non-empty 1-D array of weights; got shape {w.shape}.")
@@ -1020,7 +1036,7 @@ class Birkhoff(Polytope):
 
     point_ndim = 2
 
-    def __init__(self, warm_start=False):
+    def __init__(self, warm_start: bool = False) -> None:
         self.warm_start = bool(warm_start)
         self._duals = None
 
@@ -1196,7 +1212,12 @@ class Marginal(Polytope):
     :class:`NotApplicableError`; MAP decoding is :meth:`advgame.GraphGame.decode`).
     """
 
-    def __init__(self, graph, relaxation=None, node_weights=None):
+    def __init__(
+        self,
+        graph: nx.Graph | str,
+        relaxation: str | None = None,
+        node_weights: str | ArrayLike | Callable[[int], ArrayLike] | None = None,
+    ) -> None:
         if isinstance(graph, str):
             if graph != "chain":
                 raise ValueError(
@@ -1224,12 +1245,12 @@ class Marginal(Polytope):
         self.node_weights = node_weights
 
     @property
-    def polytope(self):
+    def polytope(self) -> str:
         """The :class:`advgame.GraphGame` polytope name: ``'marginal'`` or ``'local'``."""
         return "marginal" if self.relaxation is None else "local"
 
     @property
-    def has_cycles(self):
+    def has_cycles(self) -> bool:
         """Whether the graph has cycles (False for chains and forests)."""
         if isinstance(self.graph, str):
             return False
@@ -1238,11 +1259,11 @@ class Marginal(Polytope):
         return not nx.is_forest(self.graph)
 
     @property
-    def exact(self):
+    def exact(self) -> bool:
         """False only for the local relaxation of a graph with cycles."""
         return self.relaxation is None or not self.has_cycles
 
-    def graph_for(self, n_nodes):
+    def graph_for(self, n_nodes: int | None) -> nx.Graph:
         """The graph of an example with ``n_nodes`` rows (a path for ``'chain'``)."""
         if isinstance(self.graph, str):
             import networkx as nx
@@ -1250,14 +1271,14 @@ class Marginal(Polytope):
             return nx.path_graph(n_nodes)
         return self.graph
 
-    def regions(self, k, n_nodes=None):
+    def regions(self, k: int, n_nodes: int | None = None) -> Regions:
         """The region marginals and consistency pairs for ``k`` labels
         (:func:`advgame.graph.build_regions`; ``n_nodes`` for a chain)."""
         from .graph import build_regions
 
         return build_regions(self.graph_for(n_nodes), k, self.polytope)
 
-    def describe(self):
+    def describe(self) -> str:
         """One line: the graph and which polytope (exact or the local relaxation)."""
         if isinstance(self.graph, str):
             return "chains (one path per example); exact (local polytope of a tree)"
@@ -1269,22 +1290,28 @@ class Marginal(Polytope):
             return f"{head} with cycles; the local polytope, a RELAXATION of M(G) (not exact)"
         return f"{head} with cycles; exact, through a junction tree"
 
-    def _unavailable(self, what):
+    def _unavailable(self, what: str) -> NoReturn:
         raise NotApplicableError(
             f"Marginal(graph) has no {what}: it declares a graph game's adversary polytope for "
             "PredictionGame.compile; use advgame.GraphGame (solve, decode) on one example."
         )
 
-    def project(self, theta, geometry="euclidean", max_iter=None, tol=None):
+    def project(
+        self,
+        theta: ArrayLike,
+        geometry: str = "euclidean",
+        max_iter: int | None = None,
+        tol: float | None = None,
+    ) -> np.ndarray:
         self._unavailable("Bregman projection")
 
-    def argmax(self, theta):
+    def argmax(self, theta: ArrayLike) -> np.ndarray:
         self._unavailable("flat linear maximisation oracle (MAP decoding is GraphGame.decode)")
 
-    def contains(self, mu, atol=CONTAINS_ATOL):
+    def contains(self, mu: ArrayLike, atol: float = CONTAINS_ATOL) -> bool | np.ndarray:
         self._unavailable("membership test")
 
-    def vertices(self, dim):
+    def vertices(self, dim: int) -> np.ndarray:
         self._unavailable("vertex enumeration")
 
     def __repr__(self):
@@ -1314,7 +1341,13 @@ def _kl_objective(mu, t):
     return ent.sum() - t @ mu
 
 
-def frank_wolfe_projection(argmax, theta, geometry="euclidean", max_iter=10_000, tol=1e-12):
+def frank_wolfe_projection(
+    argmax: Callable[[np.ndarray], np.ndarray],
+    theta: ArrayLike,
+    geometry: str = "euclidean",
+    max_iter: int = 10_000,
+    tol: float = 1e-12,
+) -> np.ndarray:
     r"""Projection of one point onto ``conv(argmax(.)'s range)`` by pairwise Frank-Wolfe.
 
     Works for any polytope given its linear maximisation oracle (Blondel 2019, §3 "Computation";
@@ -1462,7 +1495,7 @@ class FenchelYoungLoss:
     geometry : {'euclidean', 'kl'}
     """
 
-    def __init__(self, polytope, geometry="euclidean"):
+    def __init__(self, polytope: Polytope, geometry: str = "euclidean") -> None:
         if not isinstance(polytope, Polytope):
             raise ValueError(
                 f"polytope must be an advgame.polytopes.Polytope; got {type(polytope).__name__}."
@@ -1470,7 +1503,7 @@ class FenchelYoungLoss:
         _check_geometry(geometry)
         self.polytope, self.geometry = polytope, geometry
 
-    def regularizer(self, mu):
+    def regularizer(self, mu: ArrayLike) -> float | np.ndarray:
         """``Psi(mu)`` of each point of a batch (or one point)."""
         M, single = self.polytope._validate(mu, "mu")
         axes = tuple(range(1, M.ndim))
@@ -1481,7 +1514,9 @@ class FenchelYoungLoss:
         )
         return float(out[0]) if single else out
 
-    def value_and_gradient(self, theta, target):
+    def value_and_gradient(
+        self, theta: ArrayLike, target: ArrayLike
+    ) -> tuple[float | np.ndarray, np.ndarray]:
         """``L(theta; target)`` and its gradient ``project(theta) - target`` (batch or one point).
 
         ``target`` must lie in the polytope (e.g. ``phi(y)``); otherwise ValueError.
@@ -1512,7 +1547,7 @@ class FenchelYoungLoss:
         value = np.sum(T * (mu - Y), axis=axes) - self.regularizer(mu) + self.regularizer(Y)
         return value, mu - Y
 
-    def __call__(self, theta, target):
+    def __call__(self, theta: ArrayLike, target: ArrayLike) -> float | np.ndarray:
         """``L(theta; target)``."""
         return self.value_and_gradient(theta, target)[0]
 

@@ -17,10 +17,19 @@ Each set provides ``penalty`` and ``subgradient`` (fast solvers) and ``add_to_pr
 compiler), so the two always optimise the same objective.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ._validation import as_float_array, check_real
+
+if TYPE_CHECKING:
+    from .compile.program import Program
+    from .features import FeatureMap
 
 __all__ = [
     "UncertaintySet",
@@ -42,19 +51,21 @@ class UncertaintySet:
     program_kind = "LP"
     smooth = True
 
-    def penalty(self, theta, fmap):
+    def penalty(self, theta: np.ndarray, fmap: FeatureMap) -> float:
         """The regulariser ``R(theta)`` this set induces in the dual (for the fast solvers)."""
         raise NotImplementedError
 
-    def subgradient(self, theta, fmap):
+    def subgradient(self, theta: np.ndarray, fmap: FeatureMap) -> np.ndarray:
         """An element of ``∂R(theta)`` (the gradient where ``R`` is smooth)."""
         raise NotImplementedError
 
-    def add_to_program(self, program, theta, fmap):
+    def add_to_program(self, program: Program, theta: slice, fmap: FeatureMap) -> None:
         """Add the regulariser over the variable block ``theta`` (a slice) to ``program``."""
         raise NotImplementedError
 
-    def add_to_dual(self, program, terms, observed, fmap):
+    def add_to_dual(
+        self, program: Program, terms: list[tuple[Any, ...]], observed: np.ndarray, fmap: FeatureMap
+    ) -> None:
         r"""Add the adversary's constraint on the moment residual to the dual ``program``.
 
         ``terms`` are the row terms ``[(slice, matrix, label), ...]`` of the adversary's moments
@@ -66,7 +77,7 @@ class UncertaintySet:
         """
         raise NotImplementedError
 
-    def conjugate(self, g, fmap):
+    def conjugate(self, g: np.ndarray, fmap: FeatureMap) -> float:
         r"""``R^*(g) = sup_theta g . theta - R(theta)`` (``inf`` outside its domain).
 
         ``g`` is a moment residual in ``theta``'s coordinates (explicit features only: for kernel
@@ -74,7 +85,7 @@ class UncertaintySet:
         """
         raise NotImplementedError
 
-    def dual_bound(self, g, base, gain, fmap):
+    def dual_bound(self, g: np.ndarray, base: float, gain: float, fmap: FeatureMap) -> float:
         r"""``max_{0 <= r <= 1} base + r gain - R^*(r g)``: a lower bound on the learning optimum.
 
         ``g = sum_i w_i Phi_i^T (e_{y_i} - q_i)`` is the moment residual of adversaries ``q_i``,
@@ -85,11 +96,11 @@ class UncertaintySet:
         """
         raise NotImplementedError
 
-    def latex_regularizer(self):
+    def latex_regularizer(self) -> str:
         """``R(theta)`` as LaTeX (empty for none)."""
         raise NotImplementedError
 
-    def latex_constraint(self):
+    def latex_constraint(self) -> tuple[str | None, str | None]:
         """The adversary's constraint on ``m(q)`` as LaTeX, or its penalty (``(penalty, None)``:
         ``(None, constraint)`` for a constraint)."""
         raise NotImplementedError
@@ -124,32 +135,34 @@ class Exact(UncertaintySet):
     adversary_constraint = "m(q) = 0"
     regularizer = "none"
 
-    def penalty(self, theta, fmap):
+    def penalty(self, theta: np.ndarray, fmap: FeatureMap) -> float:
         return 0.0
 
-    def subgradient(self, theta, fmap):
+    def subgradient(self, theta: np.ndarray, fmap: FeatureMap) -> np.ndarray:
         return np.zeros_like(theta)
 
-    def add_to_program(self, program, theta, fmap):
+    def add_to_program(self, program: Program, theta: slice, fmap: FeatureMap) -> None:
         return None
 
-    def add_to_dual(self, program, terms, observed, fmap):
+    def add_to_dual(
+        self, program: Program, terms: list[tuple[Any, ...]], observed: np.ndarray, fmap: FeatureMap
+    ) -> None:
         program.add_rows("moments", terms, observed, observed)
 
-    def conjugate(self, g, fmap):
+    def conjugate(self, g: np.ndarray, fmap: FeatureMap) -> float:
         """The indicator of ``{0}``: exact matching admits no residual."""
         _explicit(fmap, "Exact.conjugate")
         return 0.0 if not np.any(g) else np.inf
 
-    def dual_bound(self, g, base, gain, fmap):
+    def dual_bound(self, g: np.ndarray, base: float, gain: float, fmap: FeatureMap) -> float:
         """Only ``r = 0`` (the labels themselves) is feasible unless ``g`` is exactly 0."""
         _explicit(fmap, "Exact.dual_bound")
         return base + max(gain, 0.0) if not np.any(g) else base
 
-    def latex_regularizer(self):
+    def latex_regularizer(self) -> str:
         return ""
 
-    def latex_constraint(self):
+    def latex_constraint(self) -> tuple[str | None, str | None]:
         return None, r"m(q) = 0"
 
 
@@ -171,7 +184,7 @@ class NormBall(UncertaintySet):
 
     smooth = False
 
-    def __init__(self, radius, norm=2):
+    def __init__(self, radius: float, norm: int | float | str = 2) -> None:
         if isinstance(norm, str):
             valid = norm in ("group", "inf")
         else:
@@ -182,18 +195,18 @@ class NormBall(UncertaintySet):
         self.norm = np.inf if norm in ("inf", np.inf) else norm
 
     @property
-    def adversary_constraint(self):
+    def adversary_constraint(self) -> str:
         """The constraint on the moment residual, in words."""
         return f"||m(q)||_{self.norm} <= {self.radius:g}"
 
     @property
-    def regularizer(self):
+    def regularizer(self) -> str:
         """The induced dual-norm penalty, in words."""
         dual = {1: "inf", np.inf: "1", 2: "2", "group": "group (sum of block l2)"}[self.norm]
         return f"{self.radius:g} * ||theta||_{dual}"
 
     @property
-    def program_kind(self):
+    def program_kind(self) -> str:
         """'LP' for the l1 / linf balls (polyhedral dual norms) and radius 0 (no regulariser),
         'SOCP' for l2 and group."""
         return "LP" if self.norm in (1, np.inf) or self.radius == 0 else "SOCP"
@@ -205,7 +218,7 @@ class NormBall(UncertaintySet):
                 "support norm=2 (the RKHS norm)."
             )
 
-    def penalty(self, theta, fmap):
+    def penalty(self, theta: np.ndarray, fmap: FeatureMap) -> float:
         self._check(fmap)
         if self.norm == 1:
             return self.radius * np.max(np.abs(theta))
@@ -216,7 +229,7 @@ class NormBall(UncertaintySet):
             return self.radius * np.linalg.norm(z)
         return self.radius * sum(np.linalg.norm(theta[b]) for b in fmap.blocks())
 
-    def subgradient(self, theta, fmap):
+    def subgradient(self, theta: np.ndarray, fmap: FeatureMap) -> np.ndarray:
         self._check(fmap)
         if self.norm == 1:
             g = np.zeros_like(theta)
@@ -238,7 +251,7 @@ class NormBall(UncertaintySet):
                 g[b] = theta[b] / norm
         return self.radius * g
 
-    def add_to_program(self, program, theta, fmap):
+    def add_to_program(self, program: Program, theta: slice, fmap: FeatureMap) -> None:
         self._check(fmap)
         if self.radius == 0:
             return
@@ -266,7 +279,9 @@ class NormBall(UncertaintySet):
                 )
                 program.add_cone(t, theta, select, f"S_{index}")
 
-    def add_to_dual(self, program, terms, observed, fmap):
+    def add_to_dual(
+        self, program: Program, terms: list[tuple[Any, ...]], observed: np.ndarray, fmap: FeatureMap
+    ) -> None:
         self._check(fmap)
         z = _moment_gap(program, terms, observed, fmap)
         size = z.stop - z.start
@@ -293,7 +308,7 @@ class NormBall(UncertaintySet):
                     slice(t.start + index, t.start + index + 1), z, select, f"S_{index}"
                 )
 
-    def moment_norm(self, g, fmap):
+    def moment_norm(self, g: np.ndarray, fmap: FeatureMap) -> float:
         """The norm of the adversary's constraint, ``||g||`` (the largest block l2 norm for
         ``'group'``), so that ``g`` is in the set iff it is at most ``radius``."""
         _explicit(fmap, "NormBall.moment_norm")
@@ -301,7 +316,7 @@ class NormBall(UncertaintySet):
             return max((float(np.linalg.norm(g[b])) for b in fmap.blocks()), default=0.0)
         return float(np.linalg.norm(g, ord=self.norm))
 
-    def project_moments(self, g, fmap):
+    def project_moments(self, g: np.ndarray, fmap: FeatureMap) -> np.ndarray:
         """Euclidean projection of ``g`` onto the moment set ``{||g|| <= radius}``: the gradient
         of the Moreau envelope of ``R`` (its support function), used for smoothing ``R``."""
         _explicit(fmap, "NormBall.project_moments")
@@ -320,11 +335,11 @@ class NormBall(UncertaintySet):
                 out[b] *= eps / norm
         return out
 
-    def conjugate(self, g, fmap):
+    def conjugate(self, g: np.ndarray, fmap: FeatureMap) -> float:
         """The indicator of the moment set: 0 if ``||g|| <= radius``, ``inf`` otherwise."""
         return 0.0 if self.moment_norm(g, fmap) <= self.radius else np.inf
 
-    def dual_bound(self, g, base, gain, fmap):
+    def dual_bound(self, g: np.ndarray, base: float, gain: float, fmap: FeatureMap) -> float:
         """``r = min(1, radius / ||g||)``, the largest mixture inside the ball (or ``r = 0``)."""
         norm = self.moment_norm(g, fmap)
         r = 1.0 if norm <= self.radius else self.radius / norm
@@ -332,14 +347,14 @@ class NormBall(UncertaintySet):
 
     _LATEX_NORM = {1: r"\infty", np.inf: "1", 2: "2"}
 
-    def latex_regularizer(self):
+    def latex_regularizer(self) -> str:
         if self.radius == 0:
             return ""
         if self.norm == "group":
             return rf"{self.radius:g} \sum_b \|\theta_b\|_2"
         return rf"{self.radius:g} \|\theta\|_{{{self._LATEX_NORM[self.norm]}}}"
 
-    def latex_constraint(self):
+    def latex_constraint(self) -> tuple[str | None, str | None]:
         if self.norm == "group":
             return None, rf"\|m_b(q)\|_2 \le {self.radius:g}\ \text{{for every block }} b"
         norm = {1: "1", np.inf: r"\infty", 2: "2"}[self.norm]
@@ -355,39 +370,41 @@ class SoftMoments(UncertaintySet):
 
     program_kind = "QP"
 
-    def __init__(self, lam=1e-2):
+    def __init__(self, lam: float = 1e-2) -> None:
         self.lam = check_real("lam", lam, low=0, strict=True)
 
     @property
-    def adversary_constraint(self):
+    def adversary_constraint(self) -> str:
         return f"none (pays ||m(q)||^2 / (2 * {self.lam:g}))"
 
     @property
-    def regularizer(self):
+    def regularizer(self) -> str:
         return f"({self.lam:g} / 2) * ||theta||_2^2"
 
-    def penalty(self, theta, fmap):
+    def penalty(self, theta: np.ndarray, fmap: FeatureMap) -> float:
         z = fmap.apply_norm_factor(theta)
         return 0.5 * self.lam * float(z @ z)
 
-    def subgradient(self, theta, fmap):
+    def subgradient(self, theta: np.ndarray, fmap: FeatureMap) -> np.ndarray:
         return self.lam * fmap.apply_norm_factor(fmap.apply_norm_factor(theta), transpose=True)
 
-    def add_to_program(self, program, theta, fmap):
+    def add_to_program(self, program: Program, theta: slice, fmap: FeatureMap) -> None:
         label = r"sqrt(lam) G" if fmap.coordinate_norms is False else "sqrt(lam) I"
         program.add_quadratic(theta, np.sqrt(self.lam) * fmap.norm_factor(), label)
 
-    def add_to_dual(self, program, terms, observed, fmap):
+    def add_to_dual(
+        self, program: Program, terms: list[tuple[Any, ...]], observed: np.ndarray, fmap: FeatureMap
+    ) -> None:
         z = _moment_gap(program, terms, observed, fmap)
         size = z.stop - z.start
         program.add_quadratic(z, sp.identity(size, format="csr") / np.sqrt(self.lam), "I/sqrt(lam)")
 
-    def conjugate(self, g, fmap):
+    def conjugate(self, g: np.ndarray, fmap: FeatureMap) -> float:
         """``||g||^2 / (2 lam)``."""
         _explicit(fmap, "SoftMoments.conjugate")
         return float(g @ g) / (2.0 * self.lam)
 
-    def dual_bound(self, g, base, gain, fmap):
+    def dual_bound(self, g: np.ndarray, base: float, gain: float, fmap: FeatureMap) -> float:
         """``base + r gain - r^2 ||g||^2 / (2 lam)`` at its best ``r = clip(gain / (2 R^*(g)))``."""
         curvature = self.conjugate(g, fmap)
         if curvature == 0:
@@ -395,14 +412,16 @@ class SoftMoments(UncertaintySet):
         r = min(1.0, max(gain, 0.0) / (2.0 * curvature))
         return base + r * gain - r * r * curvature
 
-    def latex_regularizer(self):
+    def latex_regularizer(self) -> str:
         return rf"\frac{{{self.lam:g}}}{{2}} \|\theta\|_2^2"
 
-    def latex_constraint(self):
+    def latex_constraint(self) -> tuple[str | None, str | None]:
         return rf"\frac{{1}}{{2 \cdot {self.lam:g}}} \|m(q)\|_2^2", None
 
 
-def as_uncertainty(uncertainty, strength=None):
+def as_uncertainty(
+    uncertainty: UncertaintySet | str, strength: float | None = None
+) -> UncertaintySet:
     """Accept an :class:`UncertaintySet` or a name with a strength.
 
     ``'exact'``; ``'soft'`` (``lam = strength``); ``'l1'``, ``'l2'``, ``'linf'``, ``'group'``
@@ -524,7 +543,13 @@ class MomentBalls:
         Group label of each feature (``norm='group'``).
     """
 
-    def __init__(self, radius, norm=2, squared=False, groups=None):
+    def __init__(
+        self,
+        radius: ArrayLike,
+        norm: int | float | str = 2,
+        squared: bool = False,
+        groups: ArrayLike | None = None,
+    ) -> None:
         if isinstance(norm, float) and norm == np.inf:
             norm = "inf"
         if isinstance(norm, bool) or not isinstance(norm, (int, str)) or norm not in MOMENT_NORMS:
@@ -545,7 +570,7 @@ class MomentBalls:
         self.radius, self.norm, self.squared = radius, norm, bool(squared)
         self.groups = None if groups is None else _group_labels(groups)
 
-    def bind(self, n_rows, n_features):
+    def bind(self, n_rows: int, n_features: int) -> MomentBalls:
         """Check the radii and groups against ``W``'s shape ``(t, d)``; returns ``self``."""
         if self.norm == "group":
             if self.groups.shape != (n_features,):
@@ -568,12 +593,12 @@ class MomentBalls:
         return self
 
     @property
-    def smooth(self):
+    def smooth(self) -> bool:
         """Whether the penalty is differentiable everywhere (ridge, or no penalty)."""
         return (self.squared and self.norm == 2) or not np.any(self._eps)
 
     @property
-    def polyhedral(self):
+    def polyhedral(self) -> bool:
         """Whether the penalty is LP-representable (so a 0-1 model compiles to an LP)."""
         return (self.norm in (1, "inf", "l1inf") and not self.squared) or not np.any(self._eps)
 
@@ -581,7 +606,7 @@ class MomentBalls:
         """``(t * n_groups, ...)`` blocks of ``W`` for the group norm, with their radii."""
         return [(W[:, self._group_index == g], eps) for g, eps in enumerate(self._eps)]
 
-    def row_norms(self, W):
+    def row_norms(self, W: np.ndarray) -> np.ndarray:
         """The dual norm of each row (or of each feature column for ``l1inf``)."""
         if self.norm == "inf":
             return np.abs(W).sum(axis=1)
@@ -593,7 +618,7 @@ class MomentBalls:
             return np.abs(W).max(axis=0)
         return np.stack([np.linalg.norm(B, axis=1) for B, _ in self._blocks(W)])
 
-    def penalty(self, W):
+    def penalty(self, W: np.ndarray) -> float:
         r"""``sum_i eps_i ||W_i||_*`` (or the squared / group / l1inf variant)."""
         norms = self.row_norms(W)
         if self.norm == "group":
@@ -602,7 +627,7 @@ class MomentBalls:
             return float(self._eps[0] * norms.sum())
         return float(self._eps @ (norms**2 if self.squared else norms))
 
-    def subgradient(self, W):
+    def subgradient(self, W: np.ndarray) -> np.ndarray:
         """A subgradient of :meth:`penalty` with respect to ``W``."""
         eps = self._eps
         if self.norm == "inf":
@@ -632,7 +657,7 @@ class MomentBalls:
             G[:, self._group_index == g] = eps_g * B / np.where(norms > 0, norms, 1.0)
         return G
 
-    def prox(self, W, step):
+    def prox(self, W: np.ndarray, step: float) -> np.ndarray:
         """``argmin_V penalty(V) + ||V - W||^2 / (2 step)``, for every norm and its squared form.
 
         Squared ``eps ||.||_1^2`` by sorting (:func:`_shrink_squared_l1`); squared
@@ -660,7 +685,7 @@ class MomentBalls:
             out[:, columns] = _shrink_blocks(W[:, columns], np.full(W.shape[0], eps_g))
         return out
 
-    def moment_norms(self, G):
+    def moment_norms(self, G: np.ndarray) -> np.ndarray:
         """The moment-ball norm of each block of ``G``, shaped like :attr:`radius` per block.
 
         The dual of :meth:`row_norms`: rows (classes) for norms 1, 2, inf; ``(groups, rows)``
@@ -681,7 +706,7 @@ class MomentBalls:
         eps = self._eps[:, None] if self.norm == "group" else self._eps
         return norms, np.broadcast_to(eps, norms.shape)
 
-    def conjugate(self, G):
+    def conjugate(self, G: np.ndarray) -> float:
         r"""``R^*(G) = sup_W <G, W> - penalty(W)``: 0 inside the balls and ``inf`` outside, or
         ``sum_i ||G_i||^2 / (4 lam_i)`` when squared (the moment norms of :meth:`moment_norms`)."""
         norms, eps = self._norms_and_radii(G)
@@ -690,7 +715,7 @@ class MomentBalls:
                 return float(np.sum(np.where(norms > 0, norms**2 / (4 * eps), 0.0)))
         return 0.0 if np.all(norms <= eps) else np.inf
 
-    def dual_bound(self, G, entropy):
+    def dual_bound(self, G: np.ndarray, entropy: float) -> float:
         r"""``max_{0 <= r <= 1} r * entropy - R^*(r G)``: a lower bound on the optimal value.
 
         ``G`` is the moment mismatch ``E_P[theta X] - E_Q[theta X]`` of a conditional ``q`` whose
@@ -710,7 +735,7 @@ class MomentBalls:
             r = min(1.0, float(np.min(np.where(norms > 0, eps / norms, np.inf))))
         return r * entropy
 
-    def cvxpy(self, W):
+    def cvxpy(self, W: Any) -> Any:
         """The penalty as a cvxpy expression of the variable ``W`` (the compiler's piece)."""
         import cvxpy as cp
 
@@ -728,7 +753,7 @@ class MomentBalls:
             return eps @ cp.square(norms) if self.norm != 2 else eps @ cp.sum(cp.square(W), axis=1)
         return eps @ norms
 
-    def cvxpy_moment_norms(self, G):
+    def cvxpy_moment_norms(self, G: Any) -> list[tuple[Any, float]]:
         """The moment-ball norms of the cvxpy expression ``G`` (``t x d``), as a list of
         ``(norm expression, radius)`` pairs: one per row, per (group, row), or one for l1inf
         (the cvxpy form of :meth:`moment_norms`)."""
@@ -745,7 +770,7 @@ class MomentBalls:
         p = {"inf": "inf", 2: 2, 1: 1}[self.norm]
         return [(cp.norm(G[i, :], p), eps) for i, eps in enumerate(self._eps)]
 
-    def cvxpy_conjugate(self, G):
+    def cvxpy_conjugate(self, G: Any) -> tuple[Any, list[Any]]:
         r"""``R^*(G)`` of :meth:`conjugate` for the cvxpy expression ``G``: ``(penalty,
         constraints)``.  Balls give the constraints ``||G_b|| <= eps_b`` (the adversary's moment
         balls) and no penalty; squared balls the penalty ``sum_i ||G_i||^2 / (4 lam_i)`` (rows

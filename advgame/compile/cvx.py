@@ -5,8 +5,11 @@ solves: one named ``Variable`` per block and the constraints in their named grou
 ``print(problem)`` reads as the math (``p @ L``-style products of labelled matrices).
 """
 
+from __future__ import annotations
+
 import time
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import cvxpy as cp
 import numpy as np
@@ -14,6 +17,9 @@ import scipy.sparse as sp
 
 from ..exceptions import SolverError
 from .program import DEFAULT_TIME_LIMIT, Solution
+
+if TYPE_CHECKING:
+    from .program import Program
 
 __all__ = ["NamedProblem", "to_cvxpy", "solve_cvxpy"]
 
@@ -25,7 +31,9 @@ class NamedProblem(cp.Problem):
     ``'lower'``, ``'upper'``, ``'equal'`` (a group of linear rows) or ``'cone'`` / ``'bounds'``.
     """
 
-    def __init__(self, objective, groups):
+    def __init__(
+        self, objective: cp.Minimize | cp.Maximize, groups: dict[str, list[tuple[Any, str]]]
+    ) -> None:
         self.constraint_groups = groups
         super().__init__(objective, [c for pairs in groups.values() for c, _ in pairs])
 
@@ -87,7 +95,7 @@ def _bound(values):
     return float(values[0]) if values.size and np.all(values == values[0]) else values
 
 
-def to_cvxpy(program):
+def to_cvxpy(program: Program) -> NamedProblem:
     """The program as a :class:`NamedProblem`: one ``cp.Variable`` per named block, its
     constraints grouped by name, matrices and cost vectors printed under their labels."""
     variables = {
@@ -177,8 +185,12 @@ def _attempts(program, solver, solver_options):
 
 
 def solve_cvxpy(
-    program, solver=None, verbose=False, time_limit=DEFAULT_TIME_LIMIT, **solver_options
-):
+    program: Program,
+    solver: str | None = None,
+    verbose: bool = False,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+    **solver_options: Any,
+) -> Solution:
     """Solve with cvxpy (default: Clarabel at tight tolerances, see :func:`_attempts`).
 
     Each attempt gets the time left of ``time_limit`` seconds (default

@@ -29,8 +29,12 @@ with the uncertainty set bounding (or penalising) the moment residual ``m``.  Th
 multipliers ``omega_s p*_s``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,6 +45,13 @@ from ..graph import GraphGame
 from ..graph_data import ExampleBinding
 from .learning import LearningProgram, _rows_to_distributions, latex_loss
 from .program import Program
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..declaration import PredictionGame
+    from ..losses import LossMatrix
+    from ..uncertainty import UncertaintySet
 
 __all__ = [
     "GraphLearningProgram",
@@ -86,7 +97,15 @@ class GraphLearningProgram(LearningProgram):
     differ in size); so does the adversary's ``Q``.
     """
 
-    def __init__(self, primal, dual_builder, layout, weights, latex, exact=True):
+    def __init__(
+        self,
+        primal: Program,
+        dual_builder: Callable[[], Program],
+        layout: _Layout,
+        weights: np.ndarray,
+        latex: str,
+        exact: bool = True,
+    ) -> None:
         super().__init__(
             primal,
             dual_builder,
@@ -175,7 +194,18 @@ def _one_hot(graph, y, k):
     return np.eye(k)[y], YY
 
 
-def graph_primal(E, b, W, CD, fmap, uncertainty, observed, w, b_sizes, n_actions):
+def graph_primal(
+    E: sp.csr_matrix,
+    b: np.ndarray,
+    W: sp.csr_matrix,
+    CD: sp.csr_matrix,
+    fmap: GraphFeatures,
+    uncertainty: UncertaintySet,
+    observed: np.ndarray,
+    w: np.ndarray,
+    b_sizes: Sequence[int],
+    n_actions: int,
+) -> Program:
     """The predictor's program (blocks ``theta``, ``alpha``, ``p``; rows ``game``,
     ``predictor simplex``, then the uncertainty set's regulariser)."""
     program = Program(f"adversarial graphical model ({uncertainty.program_kind})")
@@ -203,7 +233,19 @@ def graph_primal(E, b, W, CD, fmap, uncertainty, observed, w, b_sizes, n_actions
     return program
 
 
-def graph_dual(E, b, W, CD, fmap, uncertainty, observed, w, mu_sizes, node_counts, n_actions):
+def graph_dual(
+    E: sp.csr_matrix,
+    b: np.ndarray,
+    W: sp.csr_matrix,
+    CD: sp.csr_matrix,
+    fmap: GraphFeatures,
+    uncertainty: UncertaintySet,
+    observed: np.ndarray,
+    w: np.ndarray,
+    mu_sizes: np.ndarray,
+    node_counts: np.ndarray,
+    n_actions: int,
+) -> Program:
     """The adversary's program (blocks ``mu``, ``v``, moment-gap variables; rows ``marginal
     polytope``, ``game``, ``moments`` and the uncertainty set's)."""
     program = Program(f"graph adversary ({uncertainty.program_kind})", sense="maximize")
@@ -224,7 +266,15 @@ def graph_dual(E, b, W, CD, fmap, uncertainty, observed, w, mu_sizes, node_count
     return program
 
 
-def compile_graph(loss_matrix, games, data, fmap, uncertainty, sample_weight=None, latex=""):
+def compile_graph(
+    loss_matrix: ArrayLike,
+    games: list[GraphGame],
+    data: Any,
+    fmap: GraphFeatures,
+    uncertainty: UncertaintySet,
+    sample_weight: np.ndarray | None = None,
+    latex: str = "",
+) -> GraphLearningProgram:
     """The :class:`GraphLearningProgram` of stacked graph examples.
 
     Parameters
@@ -290,7 +340,12 @@ class _Examples(ExampleBinding):
         self.graph, self.node_weights = graph, node_weights
 
 
-def compile_graph_game(pg, X, y, sample_weight=None):
+def compile_graph_game(
+    pg: PredictionGame,
+    X: Sequence[Any],
+    y: Sequence[ArrayLike],
+    sample_weight: ArrayLike | None = None,
+) -> GraphLearningProgram:
     """:meth:`PredictionGame.compile` for the graph family (a :class:`Marginal` polytope).
 
     ``X``: one ``(N_s, d)`` array of node inputs per example, or ``(node_inputs,
@@ -341,7 +396,7 @@ def compile_graph_game(pg, X, y, sample_weight=None):
 
 
 # ------------------------------------------------------------------------------------ LaTeX
-def graph_latex(pg, L):
+def graph_latex(pg: PredictionGame, L: LossMatrix | None) -> str:
     r"""The primal and dual graph learning programs as LaTeX, the declarations substituted:
     the loss, ``M(G)`` (junction tree) or its local relaxation, the norm and radius."""
     uncertainty = pg.uncertainty

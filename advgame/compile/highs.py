@@ -18,7 +18,10 @@ QP is solved as before.  Every solve stops at ``time_limit`` (default
 :class:`~advgame.exceptions.SolverError` with the objective reached and the best bound known.
 """
 
+from __future__ import annotations
+
 import time
+from typing import TYPE_CHECKING
 
 import highspy
 import numpy as np
@@ -27,6 +30,9 @@ import scipy.sparse as sp
 from ..exceptions import NotApplicableError, SolverError
 from ..oracle import highs_model
 from .program import DEFAULT_TIME_LIMIT, Solution
+
+if TYPE_CHECKING:
+    from .program import Program
 
 __all__ = ["solve_highs"]
 
@@ -47,13 +53,13 @@ DUAL_ITERATIONS_PER_SIZE = 50
 
 
 def solve_highs(
-    program,
-    time_limit=DEFAULT_TIME_LIMIT,
-    iteration_limit=None,
-    tolerance=1e-9,
-    verbose=False,
-    formulation="auto",
-):
+    program: Program,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+    iteration_limit: int | None = None,
+    tolerance: float = 1e-9,
+    verbose: bool = False,
+    formulation: str = "auto",
+) -> Solution:
     """Solve an LP or QP ``program`` with HiGHS.
 
     Parameters

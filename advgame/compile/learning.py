@@ -14,8 +14,12 @@ are sparse Kronecker products; nothing loops over samples.  At the optimum ``p_i
 predictor's minimax distribution for sample ``i`` (Eq. 9).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,6 +28,13 @@ from .. import losses
 from ..exceptions import SolverError
 from ..features import KernelFeatures, Multiclass, Thresholded
 from .program import Program, Solution
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..features import FeatureMap
+    from ..uncertainty import UncertaintySet
+    from .cvx import NamedProblem
 
 __all__ = [
     "ProgramView",
@@ -95,29 +106,29 @@ class ProgramView:
     """What every compiled program shows: its kind, named blocks and groups, a summary and the
     cvxpy ``Problem`` (the views of one :class:`~advgame.compile.Program`)."""
 
-    def __init__(self, program):
+    def __init__(self, program: Program) -> None:
         self.program = program
 
     @property
-    def kind(self):
+    def kind(self) -> str:
         """'LP', 'QP' or 'SOCP' (set by the uncertainty set)."""
         return self.program.kind
 
     @property
-    def variables(self):
+    def variables(self) -> dict[str, slice]:
         """The named variable blocks (name -> slice)."""
         return self.program.variables
 
     @property
-    def constraints(self):
+    def constraints(self) -> dict[str, slice]:
         """The named constraint groups (name -> slice of rows)."""
         return self.program.rows
 
-    def describe(self):
+    def describe(self) -> str:
         """Kind, variable and constraint blocks, sizes (see :meth:`Program.describe`)."""
         return self.program.describe()
 
-    def to_cvxpy(self):
+    def to_cvxpy(self) -> NamedProblem:
         """The program as a cvxpy ``Problem`` with named variables (``var_dict``) and named
         constraint groups (``constraint_groups``)."""
         return self.program.to_cvxpy()
@@ -130,11 +141,11 @@ class AdversaryProgram(ProgramView):
     """The adversary's program of a :class:`LearningProgram` (a maximisation); ``read_q`` turns
     its solution vector into each sample's ``Q``."""
 
-    def __init__(self, program, read_q):
+    def __init__(self, program: Program, read_q: Callable[[np.ndarray], Any]) -> None:
         super().__init__(program)
         self._read_q = read_q
 
-    def solve(self, backend="auto", **options):
+    def solve(self, backend: str = "auto", **options: Any) -> AdversarySolution:
         """Solve (``backend`` as :meth:`LearningProgram.solve`); returns an
         :class:`AdversarySolution` whose ``value`` equals the primal's optimum and whose ``Q``
         is a worst-case conditional for every sample."""
@@ -166,7 +177,16 @@ class LearningProgram(ProgramView):
     ``theta``, ``P`` and ``Q`` are read from a solution.
     """
 
-    def __init__(self, primal, dual_builder, n_samples, n_labels, n_actions, weights, latex):
+    def __init__(
+        self,
+        primal: Program,
+        dual_builder: Callable[[], Program],
+        n_samples: int,
+        n_labels: int,
+        n_actions: int,
+        weights: np.ndarray,
+        latex: str,
+    ) -> None:
         super().__init__(primal)
         self._dual_builder = dual_builder
         self._dual = None
@@ -176,13 +196,13 @@ class LearningProgram(ProgramView):
         self.weights = weights
         self._latex = latex
 
-    def dual(self):
+    def dual(self) -> AdversaryProgram:
         """The adversary's program (:class:`AdversaryProgram`), built on first use."""
         if self._dual is None:
             self._dual = AdversaryProgram(self._dual_builder(), self._adversary_q)
         return self._dual
 
-    def latex(self):
+    def latex(self) -> str:
         """The primal and the dual as LaTeX (``align*`` blocks), the declared pieces
         substituted: the loss matrix, the features, the polytope, the norm and radius."""
         return self._latex
@@ -190,7 +210,7 @@ class LearningProgram(ProgramView):
     def _repr_latex_(self):
         return self._latex
 
-    def solve(self, backend="auto", **options):
+    def solve(self, backend: str = "auto", **options: Any) -> LearningSolution:
         """Solve with ``backend='auto'`` (HiGHS for an LP, cvxpy for a QP or SOCP), ``'highs'``
         (LP, QP) or ``'cvxpy'`` (any kind).
 
@@ -248,7 +268,15 @@ def _observed(D, y, w):
     return D[np.arange(n) * k + y].T @ w
 
 
-def learning_primal(L, fmap, uncertainty, minus_D, observed, w, name="adversarial learning"):
+def learning_primal(
+    L: np.ndarray,
+    fmap: FeatureMap,
+    uncertainty: UncertaintySet,
+    minus_D: sp.csr_matrix,
+    observed: np.ndarray,
+    w: np.ndarray,
+    name: str = "adversarial learning",
+) -> Program:
     """The predictor's program (blocks ``theta``, ``u``, ``p``; rows ``game``, ``simplex``).
 
     ``minus_D`` is the negated feature design ``-Phi`` (``vec F = Phi theta``), ``observed`` the
@@ -277,7 +305,15 @@ def learning_primal(L, fmap, uncertainty, minus_D, observed, w, name="adversaria
     return program
 
 
-def learning_dual(L, fmap, uncertainty, minus_D, observed, w, name="adversary"):
+def learning_dual(
+    L: np.ndarray,
+    fmap: FeatureMap,
+    uncertainty: UncertaintySet,
+    minus_D: sp.csr_matrix,
+    observed: np.ndarray,
+    w: np.ndarray,
+    name: str = "adversary",
+) -> Program:
     """The adversary's program (blocks ``q``, ``v``, moment-gap variables; rows ``simplex``,
     ``game``, ``moments`` and the uncertainty set's own); arguments as :func:`learning_primal`."""
     l, k = L.shape
@@ -302,7 +338,15 @@ def learning_dual(L, fmap, uncertainty, minus_D, observed, w, name="adversary"):
     return program
 
 
-def compile_learning(loss_matrix, fmap, uncertainty, X, y, sample_weight=None, latex=""):
+def compile_learning(
+    loss_matrix: ArrayLike,
+    fmap: FeatureMap,
+    uncertainty: UncertaintySet,
+    X: np.ndarray,
+    y: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    latex: str = "",
+) -> LearningProgram:
     """The :class:`LearningProgram` for a fitted feature map, an uncertainty set and data.
 
     Parameters
@@ -338,7 +382,16 @@ def compile_learning(loss_matrix, fmap, uncertainty, X, y, sample_weight=None, l
     )
 
 
-def compile_cuts(loss_matrix, fmap, uncertainty, D, y, weights, cut_rows, cut_Q):
+def compile_cuts(
+    loss_matrix: ArrayLike,
+    fmap: FeatureMap,
+    uncertainty: UncertaintySet,
+    D: sp.csr_matrix,
+    y: np.ndarray,
+    weights: np.ndarray,
+    cut_rows: np.ndarray,
+    cut_Q: np.ndarray,
+) -> Program:
     r"""The cutting-plane master: the learning program with each game replaced by cuts.
 
     Every ``q`` in the simplex gives ``value(f) >= H_L(q) + q^T f`` (``H_L(q) = min_a (Lq)_a``),
@@ -369,7 +422,13 @@ def compile_cuts(loss_matrix, fmap, uncertainty, D, y, weights, cut_rows, cut_Q)
     return program
 
 
-def learning_latex(L, declared, alpha, fmap, uncertainty_set):
+def learning_latex(
+    L: losses.LossMatrix | None,
+    declared: str | losses.LossMatrix | ArrayLike,
+    alpha: float | None,
+    fmap: FeatureMap,
+    uncertainty_set: UncertaintySet,
+) -> str:
     r"""The simplex family's primal and dual learning programs as LaTeX: the loss matrix ``L``
     (None while a named loss waits for ``k``: ``declared`` and ``alpha`` describe it), the
     feature map and the uncertainty set substituted."""
@@ -422,7 +481,9 @@ def learning_latex(L, declared, alpha, fmap, uncertainty_set):
     )
 
 
-def latex_loss(L, declared, alpha):
+def latex_loss(
+    L: losses.LossMatrix | None, declared: str | losses.LossMatrix | ArrayLike, alpha: float | None
+) -> str:
     """The loss matrix's structure in LaTeX (its numbers for a general matrix of size <= 5)."""
     if L is None:
         name = declared if isinstance(declared, str) else "general"
@@ -448,7 +509,7 @@ def latex_loss(L, declared, alpha):
     )
 
 
-def latex_features(fmap):
+def latex_features(fmap: FeatureMap) -> str:
     if isinstance(fmap, Multiclass):
         return r"\phi(x, y) = e_y \otimes [x; 1]"
     if isinstance(fmap, Thresholded):

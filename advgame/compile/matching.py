@@ -17,7 +17,11 @@ adversary's program (:func:`matching_dual`): each ``Q_i`` doubly stochastic, the
 ``sum_i w_i (Q_i - P_i) = 0`` matched exactly: ``b`` is not regularised).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,6 +30,9 @@ from ..features import FeatureMap
 from ..permutation import ranks_to_matrices
 from .learning import LearningProgram, _weights
 from .program import Program
+
+if TYPE_CHECKING:
+    from ..uncertainty import UncertaintySet
 
 __all__ = [
     "MatchingProgram",
@@ -62,7 +69,14 @@ def _cells(k):
     return item, position
 
 
-def matching_primal(X, P, w, uncertainty, fmap, fit_intercept=True):
+def matching_primal(
+    X: np.ndarray,
+    P: np.ndarray,
+    w: np.ndarray,
+    uncertainty: UncertaintySet,
+    fmap: FeatureMap,
+    fit_intercept: bool = True,
+) -> Program:
     r"""The predictor's program
 
     .. math::  \min\ \sum_i w_i \big(1^\top a_i + 1^\top c_i - \langle Θ_i, P_i\rangle\big) + R(W)
@@ -129,7 +143,14 @@ def matching_primal(X, P, w, uncertainty, fmap, fit_intercept=True):
     return program
 
 
-def matching_dual(X, P, w, uncertainty, fmap, fit_intercept=True):
+def matching_dual(
+    X: np.ndarray,
+    P: np.ndarray,
+    w: np.ndarray,
+    uncertainty: UncertaintySet,
+    fmap: FeatureMap,
+    fit_intercept: bool = True,
+) -> Program:
     r"""The adversary's program
 
     .. math::  \max_{Q, a, c}\ \sum_i w_i \big(k - 1^\top a_i - 1^\top c_i\big) - R^*(m)
@@ -192,7 +213,9 @@ def matching_dual(X, P, w, uncertainty, fmap, fit_intercept=True):
     return program
 
 
-def matching_latex(uncertainty, fit_intercept=True, k="k"):
+def matching_latex(
+    uncertainty: UncertaintySet, fit_intercept: bool = True, k: int | str = "k"
+) -> str:
     """The primal and the dual of the Birkhoff learning problem as LaTeX, the declared pieces
     (Hamming loss, Birkhoff polytope, the uncertainty set's norm and radius) substituted."""
     regularizer = uncertainty.latex_regularizer().replace(r"\theta", "W")
@@ -260,7 +283,16 @@ class MatchingProgram(LearningProgram):
     LaTeX.  ``n_labels = n_actions = k`` items; solutions give each sample's predictor ``P̂_i``
     and adversary ``Q_i`` as ``(k, k)`` doubly stochastic matrices."""
 
-    def __init__(self, primal, dual_builder, n_samples, k, weights, latex, fit_intercept):
+    def __init__(
+        self,
+        primal: Program,
+        dual_builder: Callable[[], Program],
+        n_samples: int,
+        k: int,
+        weights: np.ndarray,
+        latex: str,
+        fit_intercept: bool,
+    ) -> None:
         super().__init__(primal, dual_builder, n_samples, k, k, weights, latex)
         self.fit_intercept = fit_intercept
 
@@ -283,7 +315,14 @@ class MatchingProgram(LearningProgram):
         return np.clip(x[self._dual.program.variables["Q"]], 0.0, None).reshape(-1, k, k)
 
 
-def compile_matching(X, R, uncertainty, sample_weight=None, fit_intercept=True, latex=None):
+def compile_matching(
+    X: np.ndarray,
+    R: np.ndarray,
+    uncertainty: UncertaintySet,
+    sample_weight: np.ndarray | None = None,
+    fit_intercept: bool = True,
+    latex: str | None = None,
+) -> MatchingProgram:
     """The :class:`MatchingProgram` of the Birkhoff game on features ``X`` (n, d) and validated
     rankings ``R`` (n, k) (:func:`check_rankings`), for an uncertainty set (:class:`Exact`,
     :class:`SoftMoments` (ridge ``lam/2 ||W||_F^2``), :class:`NormBall`) on ``W``; the intercept

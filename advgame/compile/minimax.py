@@ -23,7 +23,10 @@ needs exponential cones, so this family is compiled to cvxpy directly (HiGHS sol
 through cvxpy, Clarabel the rest).
 """
 
+from __future__ import annotations
+
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,13 +36,16 @@ from .cvx import NamedProblem
 from .learning import AdversarySolution, LearningSolution, _rows_to_distributions
 from .program import Solution
 
+if TYPE_CHECKING:
+    from ..uncertainty import MomentBalls
+
 __all__ = ["MinimaxAdversary", "MinimaxProgram", "compile_minimax", "minimax_kind", "minimax_latex"]
 
 #: Clarabel's gap and feasibility tolerances when no ``tol`` is given.
 CLARABEL_TOL = 1e-8
 
 
-def minimax_kind(loss, balls):
+def minimax_kind(loss: Entropy | LossMatrix, balls: MomentBalls) -> str:
     """'LP', 'QP', 'SOCP' or 'EXP' (exponential cones) of the primal and the dual."""
     if isinstance(loss, Entropy) and loss.kind == "log":
         return "EXP"
@@ -61,7 +67,16 @@ class MinimaxProgram:
     constraint groups (``game``, ``simplex``, ``intercept``, ``moments``, ``bounds``).
     """
 
-    def __init__(self, loss, balls, X1, Theta, weights, fit_intercept, latex):
+    def __init__(
+        self,
+        loss: Entropy | LossMatrix,
+        balls: MomentBalls,
+        X1: np.ndarray,
+        Theta: np.ndarray,
+        weights: np.ndarray,
+        fit_intercept: bool,
+        latex: str,
+    ) -> None:
         self.loss, self.balls = loss, balls
         self.X1, self.Theta, self.weights = X1, Theta, weights
         self.fit_intercept = fit_intercept
@@ -84,7 +99,7 @@ class MinimaxProgram:
         )
 
     @property
-    def kind(self):
+    def kind(self) -> str:
         """'LP', 'QP', 'SOCP' or 'EXP' (exponential cones, the log loss)."""
         return minimax_kind(self.loss, self.balls)
 
@@ -123,7 +138,7 @@ class MinimaxProgram:
             return w @ cp.square(z) / 4, {}
         return loss.rho**2 + w @ cp.huber(z / 2, loss.rho), {}
 
-    def to_cvxpy(self):
+    def to_cvxpy(self) -> NamedProblem:
         """The primal (Eq. 21) as a :class:`NamedProblem`; ``var_dict['A']`` holds ``A``."""
         import cvxpy as cp
 
@@ -137,7 +152,9 @@ class MinimaxProgram:
             self._primal = NamedProblem(cp.Minimize(fit + penalty), groups)
         return self._primal
 
-    def solve(self, backend="auto", tol=None, **options):
+    def solve(
+        self, backend: str = "auto", tol: float | None = None, **options: Any
+    ) -> LearningSolution:
         """Solve the primal: ``backend='auto'`` (HiGHS through cvxpy for an LP, else Clarabel),
         ``'highs'`` (LP only) or ``'cvxpy'`` (Clarabel).  ``tol`` sets Clarabel's gap and
         feasibility tolerances (default 1e-8).
@@ -189,21 +206,21 @@ class MinimaxProgram:
             return 1 - w @ cp.sum(cp.square(Q), axis=1), groups
         return w @ cp.sum(cp.entr(Q), axis=1), groups
 
-    def dual(self):
+    def dual(self) -> MinimaxAdversary:
         """The adversary's maximum-entropy program (:class:`MinimaxAdversary`)."""
         if self._dual is None:
             self._dual = MinimaxAdversary(self)
         return self._dual
 
     # ------------------------------------------------------------------------------ report
-    def latex(self):
+    def latex(self) -> str:
         """The primal and the dual as LaTeX, the declared loss, encoding and balls substituted."""
         return self._latex
 
     def _repr_latex_(self):
         return self._latex
 
-    def describe(self):
+    def describe(self) -> str:
         """Kind, named variables with their shapes and named constraint groups, for both sides."""
         lines = [f"minimax program ({self.kind}): n = {self.n_samples}, d = {self.n_features}"]
         for side, problem in (("primal", self.to_cvxpy()), ("dual", self.dual().to_cvxpy())):
@@ -220,15 +237,15 @@ class MinimaxAdversary:
     """The dual of a :class:`MinimaxProgram`: each sample's conditional ``q_i`` (``m_i``, the
     conditional mean, for the quadratic loss) maximising the average entropy over the moment set."""
 
-    def __init__(self, program):
+    def __init__(self, program: MinimaxProgram) -> None:
         self.program = program
         self._problem = None
 
     @property
-    def kind(self):
+    def kind(self) -> str:
         return self.program.kind
 
-    def to_cvxpy(self):
+    def to_cvxpy(self) -> NamedProblem:
         """The adversary's program as a :class:`NamedProblem` (``var_dict['q']`` or ``['m']``)."""
         import cvxpy as cp
 
@@ -251,7 +268,9 @@ class MinimaxAdversary:
             self._problem = NamedProblem(cp.Maximize(entropy - penalty), groups)
         return self._problem
 
-    def solve(self, backend="auto", tol=None, **options):
+    def solve(
+        self, backend: str = "auto", tol: float | None = None, **options: Any
+    ) -> AdversarySolution:
         """Solve (``backend`` as :meth:`MinimaxProgram.solve`); returns an
         :class:`AdversarySolution` whose ``value`` equals the primal's optimum."""
         problem = self.to_cvxpy()
@@ -317,7 +336,14 @@ def _solve(problem, kind, backend, tol, options, what):
     return problem.status, time.perf_counter() - start
 
 
-def compile_minimax(loss, balls, X, Theta, sample_weight=None, fit_intercept=True):
+def compile_minimax(
+    loss: Entropy | LossMatrix,
+    balls: MomentBalls,
+    X: np.ndarray,
+    Theta: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    fit_intercept: bool = True,
+) -> MinimaxProgram:
     """The :class:`MinimaxProgram` of ``loss`` (a :class:`LossMatrix` or an :class:`Entropy`)
     with the bound moment balls ``balls`` on ``X`` (n, d) and encoded targets ``Theta``
     (one-hot (n, k), or (n, 1) real targets)."""
@@ -378,7 +404,9 @@ def _latex_balls(balls):
     return rf"\sum_r {eps}\, {penalty}", rf"{ball} \le {eps} \quad \forall r"
 
 
-def minimax_latex(loss, balls, fit_intercept=True):
+def minimax_latex(
+    loss: Entropy | LossMatrix | str, balls: MomentBalls, fit_intercept: bool = True
+) -> str:
     r"""The minimax family's primal (Eq. 21) and maximum-entropy dual as LaTeX (``loss``: an
     :class:`Entropy`, or a loss matrix or its name), in the layout of the other families."""
     F, H = _latex_conjugate(loss)

@@ -11,10 +11,18 @@ program can describe itself.  The kind is ``LP`` (no ``G``, no cones), ``QP`` (`
 (cones; cvxpy only).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .cvx import NamedProblem
 
 __all__ = ["DEFAULT_TIME_LIMIT", "Program", "Solution"]
 
@@ -57,7 +65,7 @@ class Program:
     is printed under in :meth:`to_cvxpy` (the view of the program that reads as the math).
     """
 
-    def __init__(self, name="program", sense="minimize"):
+    def __init__(self, name: str = "program", sense: str = "minimize") -> None:
         if sense not in ("minimize", "maximize"):
             raise ValueError(f"sense must be 'minimize' or 'maximize'; got {sense!r}.")
         self.name = name
@@ -73,7 +81,15 @@ class Program:
         self.n_rows = 0
 
     # ------------------------------------------------------------------------------ building
-    def add_variables(self, name, size, lower=-np.inf, upper=np.inf, cost=0.0, label=None):
+    def add_variables(
+        self,
+        name: str,
+        size: int,
+        lower: float | ArrayLike = -np.inf,
+        upper: float | ArrayLike = np.inf,
+        cost: float | ArrayLike = 0.0,
+        label: str | None = None,
+    ) -> slice:
         """Add ``size`` variables; returns their slice of ``x``.
 
         ``cost`` is their objective coefficient in the program's sense, ``label`` the name of
@@ -91,7 +107,13 @@ class Program:
         self._upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (size,)))
         return block
 
-    def add_rows(self, name, terms, lower=-np.inf, upper=np.inf):
+    def add_rows(
+        self,
+        name: str,
+        terms: list[tuple[Any, ...]],
+        lower: float | ArrayLike = -np.inf,
+        upper: float | ArrayLike = np.inf,
+    ) -> slice:
         """Add rows ``lower <= sum_b A_b x_b <= upper`` from ``terms = [(slice_b, A_b), ...]``.
 
         A term may be ``(slice_b, A_b, label)``: ``A_b`` is then printed as ``label``.
@@ -108,18 +130,18 @@ class Program:
         self._row_upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (size,)))
         return block
 
-    def add_quadratic(self, block, factor, label=None):
+    def add_quadratic(self, block: slice, factor: Any, label: str | None = None) -> None:
         """Add ``½ ||factor @ x[block]||^2`` to the minimised form of the objective (a penalty:
         subtracted from a maximisation)."""
         self._quadratic.append((block, sp.csr_matrix(factor), label))
 
-    def add_cone(self, t, block, factor, label=None):
+    def add_cone(self, t: slice, block: slice, factor: Any, label: str | None = None) -> None:
         """Add the second-order cone ``||factor @ x[block]||_2 <= x[t]``."""
         self.cones.append((t, block, sp.csr_matrix(factor), label))
 
     # ---------------------------------------------------------------------------- assembled
     @property
-    def kind(self):
+    def kind(self) -> str:
         """'SOCP' if there are cones, 'QP' if there is a quadratic term, else 'LP'."""
         return "SOCP" if self.cones else ("QP" if self._quadratic else "LP")
 
@@ -128,21 +150,21 @@ class Program:
         return -1.0 if self.sense == "maximize" else 1.0
 
     @property
-    def cost(self):
+    def cost(self) -> np.ndarray:
         """The linear objective ``c`` of the minimised form (length ``n_variables``)."""
         return self._sign * np.concatenate(self._cost)
 
     @property
-    def bounds(self):
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(x_lo, x_hi)`` variable bounds (``±inf`` where free)."""
         return np.concatenate(self._lower), np.concatenate(self._upper)
 
     @property
-    def row_bounds(self):
+    def row_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(r_lo, r_hi)`` constraint bounds (equal for equality rows)."""
         return np.concatenate(self._row_lower), np.concatenate(self._row_upper)
 
-    def row_groups(self):
+    def row_groups(self) -> list[tuple[Any, ...]]:
         """``[(name, rows, [(variable slice, matrix, label), ...], lower, upper), ...]``."""
         return [
             (name, rows, terms, lower, upper)
@@ -151,11 +173,11 @@ class Program:
             )
         ]
 
-    def quadratic_terms(self):
+    def quadratic_terms(self) -> list[tuple[Any, ...]]:
         """``[(variable slice, factor, label), ...]`` of ``½ ||factor x_b||^2``."""
         return list(self._quadratic)
 
-    def matrix(self):
+    def matrix(self) -> sp.csr_matrix:
         """The constraint matrix ``A`` (CSR, ``n_rows x n_variables``).
 
         Written straight into the final CSR arrays, one row group at a time: each term's
@@ -198,7 +220,7 @@ class Program:
             A.sum_duplicates()
         return A
 
-    def quadratic_factor(self):
+    def quadratic_factor(self) -> sp.csr_matrix | None:
         """``G`` with the minimised objective's quadratic part ``½ ||G x||^2`` (None for
         LP/SOCP)."""
         if not self._quadratic:
@@ -216,7 +238,7 @@ class Program:
             parts.append(full)
         return sp.vstack(parts, format="csr")
 
-    def minimized_objective(self, x):
+    def minimized_objective(self, x: np.ndarray) -> float:
         """``c^T x + ½ ||G x||^2``: the form the backends minimise."""
         value = float(self.cost @ x)
         G = self.quadratic_factor()
@@ -225,17 +247,17 @@ class Program:
             value += 0.5 * float(z @ z)
         return value
 
-    def objective(self, x):
+    def objective(self, x: np.ndarray) -> float:
         """The objective at ``x`` in the program's sense."""
         return self._sign * self.minimized_objective(x)
 
-    def duals(self, solution):
+    def duals(self, solution: Solution) -> dict[str, np.ndarray]:
         """The row multipliers of ``solution`` by constraint group (see :class:`Solution`)."""
         if solution.row_duals is None:
             raise ValueError(f"the {solution.backend} solution carries no row multipliers.")
         return {name: solution.row_duals[rows] for name, rows in self.rows.items()}
 
-    def describe(self):
+    def describe(self) -> str:
         """A readable summary: kind, variable blocks, constraint blocks, sizes."""
         A = self.matrix() if self._row_terms else None
         lines = [
@@ -255,7 +277,7 @@ class Program:
         return f"Program({self.name!r}, kind={self.kind}, n_variables={self.n_variables})"
 
     # -------------------------------------------------------------------------------- solving
-    def solve(self, backend="highs", **options):
+    def solve(self, backend: str = "highs", **options: Any) -> Solution:
         """Solve with ``backend='highs'`` (LP and QP), ``'cvxpy'`` (any kind) or ``'auto'``
         (HiGHS for an LP, cvxpy for a QP or SOCP: HiGHS' QP solver can stall or report 'Solve
         error' on degenerate QPs that Clarabel solves).
@@ -286,7 +308,7 @@ class Program:
             return solve_cvxpy(self, **options)
         raise ValueError(f"backend must be 'auto', 'highs' or 'cvxpy'; got {backend!r}.")
 
-    def to_cvxpy(self):
+    def to_cvxpy(self) -> NamedProblem:
         """The program as a cvxpy ``Problem`` with one named ``Variable`` per block
         (``problem.var_dict[name]``) and its constraints grouped by name
         (``problem.constraint_groups[name]``); matrices print under their labels."""

@@ -11,8 +11,12 @@ and prediction plays the game at the learnt potentials: the predictor's minimax 
 Corollary 14).
 """
 
+from __future__ import annotations
+
 import numbers
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -43,6 +47,11 @@ from ._inputs import (
     resolve_loss_matrix,
     validate_numeric,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..uncertainty import UncertaintySet
 
 __all__ = ["AdversarialClassifier"]
 
@@ -183,26 +192,26 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        loss="zero_one",
-        alpha=0.5,
-        features="multiclass",
-        kernel=None,
-        gamma=None,
-        degree=3,
-        coef0=1.0,
-        uncertainty="soft",
-        strength=None,
-        solver="auto",
-        backend="auto",
-        max_iter=1000,
-        tol=1e-4,
-        certify="auto",
-        batch_size=64,
-        random_state=None,
-        verbose=0,
-        abstain_label=None,
-        classes_order=None,
-    ):
+        loss: str | LossMatrix | ArrayLike = "zero_one",
+        alpha: float = 0.5,
+        features: str | Callable[[np.ndarray, int], ArrayLike] = "multiclass",
+        kernel: str | Callable[..., float] | None = None,
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        uncertainty: str | UncertaintySet = "soft",
+        strength: float | None = None,
+        solver: str = "auto",
+        backend: str = "auto",
+        max_iter: int = 1000,
+        tol: float = 1e-4,
+        certify: str | bool = "auto",
+        batch_size: int = 64,
+        random_state: int | np.random.Generator | None = None,
+        verbose: int = 0,
+        abstain_label: int | float | str | None = None,
+        classes_order: ArrayLike | None = None,
+    ) -> None:
         self.loss = loss
         self.alpha = alpha
         self.features = features
@@ -364,7 +373,9 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         return LossMatrix(L.matrix, labels=self.classes_.tolist(), actions=L.actions)
 
     # ----------------------------------------------------------------------------------- fit
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> AdversarialClassifier:
         """Learn ``theta`` from ``X`` (n, d) and labels ``y`` (n,), optionally weighted."""
         started = fit_started(self, X)
         self._check_params()
@@ -492,7 +503,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         X = check_feature_scale(validate_numeric(self, X, reset=False))
         return self.feature_map_.bind(X).forward(self.theta_)
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Potentials ``f_j(x) = theta . phi(x, j)``, shape ``(n_samples, n_classes)``.
 
         For two classes, scikit-learn's convention: ``f_1 - f_0``, shape ``(n_samples,)``.
@@ -500,7 +511,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         F = self._potentials(X)
         return F[:, 1] - F[:, 0] if self.classes_.size == 2 else F
 
-    def predict_action_proba(self, X):
+    def predict_action_proba(self, X: ArrayLike) -> np.ndarray:
         """The predictor's minimax distribution ``p*`` over actions (Eq. 9), shape ``(n, l)``.
 
         For ``loss='abstain'`` the last column is the abstain action.
@@ -508,7 +519,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         F = self._potentials(X)
         return self.game_.game().predictor(F)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """``p*`` over the classes; for abstention, conditional on answering.
 
         With an abstain action the class part of ``p*`` is renormalised (uniform where the
@@ -519,7 +530,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         uniform = np.full_like(P, 1.0 / P.shape[1])
         return np.where(total > 0, P / np.where(total > 0, total, 1.0), uniform)
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Mean accuracy of :meth:`predict` on ``(X, y)``; an abstention counts as an error.
 
         This is scikit-learn's convention for classifiers, whatever ``loss`` declares.  To
@@ -531,7 +542,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         y = column_or_1d(y, warn=True)
         return float(np.average(self.predict(X) == y, weights=sample_weight))
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The action maximising ``p*``: a class label, or ``abstain_label`` (Corollary 14)."""
         actions = np.argmax(self.predict_action_proba(X), axis=1)
         k = self.classes_.size

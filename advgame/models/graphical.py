@@ -32,7 +32,11 @@ prediction;
 forests by message passing, other graphs by the junction-tree LP).
 """
 
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import networkx as nx
 import numpy as np
@@ -52,6 +56,12 @@ from ..solvers import fit_adagrad, fit_lbfgs
 from ..uncertainty import SoftMoments, as_uncertainty
 from ._base import ProgramNotPickled, fit_finished, fit_started
 from ._inputs import check_iteration_params, check_strength, resolve_loss_matrix
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..losses import LossMatrix
+    from ..uncertainty import UncertaintySet
 
 __all__ = ["AdversarialGraphicalModel", "StructuredSVM", "GraphFeatures"]
 
@@ -207,7 +217,9 @@ class _GraphicalModel(ProgramNotPickled, ExampleBinding, BaseEstimator):
                     labels[nodes] = game.decode(psi[nodes], Psi[edges])
         return labels
 
-    def predict(self, X_list, edge_X_list=None):
+    def predict(
+        self, X_list: Sequence[ArrayLike], edge_X_list: Sequence[ArrayLike] | None = None
+    ) -> list[np.ndarray]:
         """Joint labels of each example by max-sum decoding of the learnt potentials."""
         check_is_fitted(self, "theta_")
         data = self._bind(X_list, edge_X_list)
@@ -217,7 +229,12 @@ class _GraphicalModel(ProgramNotPickled, ExampleBinding, BaseEstimator):
         L = self.decision_matrix_.matrix
         return data.weights * L[predicted, data.y]
 
-    def score(self, X_list, y_list, edge_X_list=None):
+    def score(
+        self,
+        X_list: Sequence[ArrayLike],
+        y_list: Sequence[ArrayLike],
+        edge_X_list: Sequence[ArrayLike] | None = None,
+    ) -> float:
         """Minus the node-weighted mean loss of ``predict`` (greater is better, for model
         selection): ``-sum_i w_i L[ŷ_i, y_i] / sum_i w_i`` over all nodes of all examples."""
         check_is_fitted(self, "theta_")
@@ -309,22 +326,22 @@ class AdversarialGraphicalModel(_GraphicalModel):
 
     def __init__(
         self,
-        loss="zero_one",
-        graph="chain",
-        node_weights=None,
-        uncertainty="soft",
-        strength=None,
-        solver="auto",
-        backend="auto",
-        inner="auto",
-        max_iter=100,
-        tol=1e-6,
-        batch_size=16,
-        learning_rate=1.0,
-        decision_loss=None,
-        random_state=None,
-        verbose=0,
-    ):
+        loss: str | LossMatrix = "zero_one",
+        graph: str | nx.Graph = "chain",
+        node_weights: str | ArrayLike | Callable[[int], ArrayLike] | None = None,
+        uncertainty: str | UncertaintySet = "soft",
+        strength: float | None = None,
+        solver: str = "auto",
+        backend: str = "auto",
+        inner: str = "auto",
+        max_iter: int = 100,
+        tol: float = 1e-6,
+        batch_size: int = 16,
+        learning_rate: float = 1.0,
+        decision_loss: str | LossMatrix | ArrayLike | None = None,
+        random_state: int | np.random.Generator | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.loss = loss
         self.graph = graph
         self.node_weights = node_weights
@@ -367,7 +384,12 @@ class AdversarialGraphicalModel(_GraphicalModel):
             return "compile" if size <= AUTO_COMPILE_SIZE else "subgradient"
         return solver
 
-    def fit(self, X_list, y_list, edge_X_list=None):
+    def fit(
+        self,
+        X_list: Sequence[ArrayLike],
+        y_list: Sequence[ArrayLike],
+        edge_X_list: Sequence[ArrayLike] | None = None,
+    ) -> AdversarialGraphicalModel:
         """Learn from examples ``X_list[s]`` (N_s, d) with labels ``y_list[s]`` (N_s,)."""
         started = fit_started(self, X_list)
         self._check_common()
@@ -429,7 +451,9 @@ class AdversarialGraphicalModel(_GraphicalModel):
         edge = self.theta_[split:].reshape(-1, k, k)
         self.transitions_ = edge[0].copy() if edge.shape[0] == 1 else edge.copy()
 
-    def predict(self, X_list, edge_X_list=None):
+    def predict(
+        self, X_list: Sequence[ArrayLike], edge_X_list: Sequence[ArrayLike] | None = None
+    ) -> list[np.ndarray]:
         """Joint labels: max-sum decoding of the potentials (Fathony et al. 2018b, §3.2.2); for the CRF the
         per-node Bayes decision ``argmin_a (L p_i)_a`` for ``decision_loss`` on its marginals."""
         if not self._is_crf:
@@ -438,7 +462,9 @@ class AdversarialGraphicalModel(_GraphicalModel):
         L = self.decision_matrix_.matrix
         return [self.classes_[np.argmin(p @ L.T, axis=1)] for p in marginals_list]
 
-    def predict_marginals(self, X_list, edge_X_list=None):
+    def predict_marginals(
+        self, X_list: Sequence[ArrayLike], edge_X_list: Sequence[ArrayLike] | None = None
+    ) -> list[np.ndarray]:
         """Per example, the node marginals ``(N_s, l)``: the minimax predictor's ``p_i``
         (Fathony et al. 2018b, Eq. 10), or the CRF's ``P(y_i = a)`` for ``loss='log'``."""
         check_is_fitted(self, "theta_")
@@ -473,17 +499,17 @@ class StructuredSVM(_GraphicalModel):
 
     def __init__(
         self,
-        loss="zero_one",
-        graph="chain",
-        node_weights=None,
-        uncertainty="soft",
-        strength=None,
-        max_iter=100,
-        batch_size=16,
-        learning_rate=1.0,
-        random_state=None,
-        verbose=0,
-    ):
+        loss: str | LossMatrix = "zero_one",
+        graph: str | nx.Graph = "chain",
+        node_weights: str | ArrayLike | Callable[[int], ArrayLike] | None = None,
+        uncertainty: str | UncertaintySet = "soft",
+        strength: float | None = None,
+        max_iter: int = 100,
+        batch_size: int = 16,
+        learning_rate: float = 1.0,
+        random_state: int | np.random.Generator | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.loss = loss
         self.graph = graph
         self.node_weights = node_weights
@@ -495,7 +521,12 @@ class StructuredSVM(_GraphicalModel):
         self.random_state = random_state
         self.verbose = verbose
 
-    def fit(self, X_list, y_list, edge_X_list=None):
+    def fit(
+        self,
+        X_list: Sequence[ArrayLike],
+        y_list: Sequence[ArrayLike],
+        edge_X_list: Sequence[ArrayLike] | None = None,
+    ) -> StructuredSVM:
         """Learn from examples ``X_list[s]`` (N_s, d) with labels ``y_list[s]`` (N_s,)."""
         started = fit_started(self, X_list)
         self._check_common()

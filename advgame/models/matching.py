@@ -24,6 +24,10 @@ game (``game_``, a :class:`advgame.PredictionGame` with the Birkhoff polytope) a
 through :func:`advgame.compile.compile_matching`, which also gives the adversary's program.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
@@ -40,6 +44,9 @@ from ..uncertainty import Exact, SoftMoments
 from ._base import ProgramNotPickled, fit_finished, fit_started
 from ._inputs import check_iteration_params, check_rankings, check_weights, validate_numeric
 from .projection import RankingMixin
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["AdversarialMatching", "MatchingObjective"]
 
@@ -77,13 +84,21 @@ class MatchingObjective:
     fit_intercept : bool
     """
 
-    def __init__(self, game, X, R, weights, alpha, fit_intercept):
+    def __init__(
+        self,
+        game: PermutationGame,
+        X: np.ndarray,
+        R: np.ndarray,
+        weights: np.ndarray,
+        alpha: float,
+        fit_intercept: bool,
+    ) -> None:
         self.game, self.X, self.weights = game, X, weights
         self.alpha, self.fit_intercept = alpha, fit_intercept
         self.truth = ranks_to_matrices(R).reshape(X.shape[0], -1)
         self.y = np.arange(X.shape[0])  # sample indices: fit_adagrad reads the count from y
 
-    def split(self, theta):
+    def split(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(W, b)`` from the parameter vector (``b`` is zero without an intercept)."""
         d, kk = self.X.shape[1], self.truth.shape[1]
         W = theta[: d * kk].reshape(d, kk)
@@ -92,7 +107,7 @@ class MatchingObjective:
     def __call__(self, theta):
         return self.batch(theta, self.y)
 
-    def batch(self, theta, rows):
+    def batch(self, theta: np.ndarray, rows: np.ndarray) -> tuple[float, np.ndarray]:
         """Objective and subgradient on ``rows`` only, loss weights rescaled to sum to one."""
         W, b = self.split(theta)
         X, P, k = self.X[rows], self.truth[rows], self.game.k
@@ -216,18 +231,18 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
 
     def __init__(
         self,
-        alpha=1e-2,
-        fit_intercept=True,
-        solver="auto",
-        backend="auto",
-        decode="map",
-        max_iter=100,
-        tol=1e-9,
-        batch_size=16,
-        learning_rate=1.0,
-        random_state=None,
-        verbose=0,
-    ):
+        alpha: float = 1e-2,
+        fit_intercept: bool = True,
+        solver: str = "auto",
+        backend: str = "auto",
+        decode: str = "map",
+        max_iter: int = 100,
+        tol: float = 1e-9,
+        batch_size: int = 16,
+        learning_rate: float = 1.0,
+        random_state: int | np.random.Generator | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.solver = solver
@@ -248,7 +263,9 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}; got {getattr(self, name)!r}.")
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> AdversarialMatching:
         """Fit on features ``X`` (n, d) and rankings ``y = R`` (n, k), ``R[i, j]`` = rank of label j
         (named ``y`` as scikit-learn passes it by keyword).
 
@@ -332,7 +349,7 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         self.objective_, self.n_iter_, self.program_ = result.objective, result.n_iter, None
 
     # ------------------------------------------------------------------------------ predict
-    def decision_scores(self, X):
+    def decision_scores(self, X: ArrayLike) -> np.ndarray:
         """The score matrices ``Θ`` of shape ``(n, k, k)``; ``Θ[i, j, r]`` scores label ``j`` at
         position ``r``."""
         check_is_fitted(self)
@@ -340,13 +357,13 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         k = self.n_labels_
         return (X @ self.coef_ + self.intercept_).reshape(-1, k, k)
 
-    def predict_matrix(self, X):
+    def predict_matrix(self, X: ArrayLike) -> np.ndarray:
         """Predicted permutation matrices ``(n, k, k)`` (``P[i, j, r] = 1``: label ``j`` at
         position ``r``), decoded as set by ``decode``."""
         scores = self.decision_scores(X)
         return self.permutation_game_.predict(scores, decode=self.decode, as_matrix=True)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predicted rankings ``(n, k)``: ``R[i, j]`` is the rank of label ``j`` (1 = best)."""
         scores = self.decision_scores(X)
         return self.permutation_game_.predict(scores, decode=self.decode)

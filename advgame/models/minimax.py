@@ -26,10 +26,13 @@ from a dual-feasible conditional (weak duality, Theorem 3), so ``objective_ - du
 optimum <= objective_``.
 """
 
+from __future__ import annotations
+
 import copy
 import numbers
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
@@ -50,6 +53,9 @@ from ._inputs import (
     check_weights,
     validate_numeric,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["MinimaxClassifier", "MinimaxRegressor", "FeatureSelection", "robust_feature_selection"]
 
@@ -407,20 +413,20 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
 
     def __init__(
         self,
-        loss="zero_one",
-        radius=None,
-        norm=2,
-        squared=False,
-        groups=None,
-        fit_intercept=True,
-        solver="auto",
-        max_iter=1000,
-        tol=1e-6,
-        warm_start=False,
-        randomized=False,
-        random_state=None,
-        verbose=0,
-    ):
+        loss: str = "zero_one",
+        radius: float | ArrayLike | None = None,
+        norm: int | str = 2,
+        squared: bool = False,
+        groups: ArrayLike | None = None,
+        fit_intercept: bool = True,
+        solver: str = "auto",
+        max_iter: int = 1000,
+        tol: float = 1e-6,
+        warm_start: bool = False,
+        randomized: bool = False,
+        random_state: int | np.random.Generator | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.loss = loss
         self.radius = radius
         self.norm = norm
@@ -458,7 +464,9 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
     def _recession(self, Z, Theta):
         return None  # F(f) - f_y >= 0: Eq. 21 is bounded below (its infimum may not be attained)
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> MinimaxClassifier:
         """Solve Eq. 21 for ``A`` on ``X`` (n, d), labels ``y``, optional sample weights."""
         started = fit_started(self, X)
         self._check_params()
@@ -481,17 +489,17 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
         X = validate_numeric(self, X, reset=False)
         return self._full_potentials(self._design(X) @ self.A_.T)
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Potentials ``f = (A x, 0)`` per class; for two classes ``f_1 - f_0`` (shape (n,))."""
         F = self._potentials(X)
         return F[:, 1] - F[:, 0] if self.classes_.size == 2 else F
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """The worst-case conditional ``∇F(A x)`` over ``classes_`` (Farnia and Tse 2016, Eq. 22)."""
         F = self._potentials(X)
         return self._game.adversary(F)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """MAP on ``∇F`` (ties to the larger potential); with ``randomized``, Eq. 38 draws."""
         F = self._potentials(X)
         Q = self._game.adversary(F)
@@ -546,18 +554,18 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
 
     def __init__(
         self,
-        radius=None,
-        norm="inf",
-        rho=None,
-        squared=False,
-        groups=None,
-        fit_intercept=True,
-        solver="auto",
-        max_iter=1000,
-        tol=1e-6,
-        warm_start=False,
-        verbose=0,
-    ):
+        radius: float | ArrayLike | None = None,
+        norm: int | str = "inf",
+        rho: float | None = None,
+        squared: bool = False,
+        groups: ArrayLike | None = None,
+        fit_intercept: bool = True,
+        solver: str = "auto",
+        max_iter: int = 1000,
+        tol: float = 1e-6,
+        warm_start: bool = False,
+        verbose: int = 0,
+    ) -> None:
         self.radius = radius
         self.norm = norm
         self.rho = rho
@@ -605,7 +613,9 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
             return None
         return self.rho * cp.abs(Z[:, 0]) - cp.multiply(Theta[:, 0], Z[:, 0])
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> MinimaxRegressor:
         """Solve Eq. 21 with ``theta(Y) = Y`` on ``X`` (n, d) and real targets ``y``."""
         started = fit_started(self, X)
         self._check_params()
@@ -627,7 +637,7 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
         fit_finished(self, started)
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """``F'(a^T x)``: the worst-case conditional mean (Eq. 33)."""
         check_is_fitted(self)
         X = validate_numeric(self, X, reset=False)
@@ -655,7 +665,14 @@ class FeatureSelection:
     counts: np.ndarray
 
 
-def robust_feature_selection(estimator, X, y, n_features, n_radii=30, min_ratio=1e-3):
+def robust_feature_selection(
+    estimator: _MinimaxModel,
+    X: ArrayLike,
+    y: ArrayLike,
+    n_features: int,
+    n_radii: int = 30,
+    min_ratio: float = 1e-3,
+) -> FeatureSelection:
     r"""Select ``n_features`` features by the ``l_{1,inf}`` relaxation of Farnia and Tse (2016), Eq. 39-43.
 
     Fits ``estimator`` (a :class:`MinimaxClassifier` or :class:`MinimaxRegressor`, cloned with

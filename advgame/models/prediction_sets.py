@@ -43,8 +43,12 @@ structure (one dense Cholesky factorisation per iteration, then an active-set po
 (:func:`feature_selection_objective`).
 """
 
+from __future__ import annotations
+
 import numbers
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -64,6 +68,11 @@ from ..features import KernelFeatures, psd_eigen
 from ..metrics import prediction_set_metrics
 from ._base import fit_finished, fit_started, progress
 from ._inputs import check_classification_fit, check_iteration_params, validate_numeric
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..compile import Solution
 
 __all__ = [
     "GeneralizedPredictionSet",
@@ -143,7 +152,9 @@ def _check_class_problem(K, n_class, gamma, C):
         raise ValueError(f"C must be a finite number > 0; got {C!r}.")
 
 
-def class_dual_program(K11, K12, K22, gamma, C):
+def class_dual_program(
+    K11: np.ndarray, K12: np.ndarray, K22: np.ndarray, gamma: float, C: float
+) -> Program:
     r"""The dual QP of one class, Wang and Qiao (2022), Eq. (7), as a :class:`~advgame.compile.Program`.
 
     Variables (named blocks) ``a`` (``n_k``), ``b`` (``m``) and ``t`` (1), adjacent in that
@@ -286,7 +297,14 @@ def _polish(M, sign, beta, C, c, t, objective):
     return new_c, float(new_t), float(new_objective)
 
 
-def solve_class_dual(K, n_class, gamma, C, tol=IPM_TOL, max_iter=IPM_MAX_ITER):
+def solve_class_dual(
+    K: np.ndarray,
+    n_class: int,
+    gamma: float,
+    C: float,
+    tol: float = IPM_TOL,
+    max_iter: int = IPM_MAX_ITER,
+) -> tuple[np.ndarray, np.ndarray, float, float]:
     r"""Solve the dual QP of one class (Wang and Qiao 2022, Eq. 7) by a primal-dual interior-point method.
 
     Written for this problem's structure: with ``c = [a; b]``, ``σ = [1_n; -1_m]``,
@@ -398,7 +416,9 @@ def solve_class_dual(K, n_class, gamma, C, tol=IPM_TOL, max_iter=IPM_MAX_ITER):
     )
 
 
-def recover_rho(class_scores, unlabeled_scores, gamma, C):
+def recover_rho(
+    class_scores: np.ndarray, unlabeled_scores: np.ndarray, gamma: float, C: float
+) -> tuple[float, Solution, Program]:
     r"""The offset ``rho`` from the primal (Wang and Qiao 2022, Eq. 6) with ``w`` fixed: an LP (HiGHS).
 
     .. math::
@@ -449,7 +469,7 @@ def recover_rho(class_scores, unlabeled_scores, gamma, C):
     return float(solution.x[rho][0]), solution, program
 
 
-def offset_from_scores(class_scores, gamma):
+def offset_from_scores(class_scores: np.ndarray, gamma: float) -> float:
     r"""The offset ``rho`` in closed form: the root of ``sum_i (1 - s_i + rho)_+ = n_k γ``.
 
     This is the primal of Wang and Qiao (2022), Eq. (6) with ``w`` fixed, :func:`recover_rho`'s LP,
@@ -481,7 +501,7 @@ def offset_from_scores(class_scores, gamma):
     return float(roots[np.flatnonzero(roots <= upper)[0]])
 
 
-def conformal_rank(n, gamma, confidence=None):
+def conformal_rank(n: int, gamma: float, confidence: float | None = None) -> int:
     r"""How many calibration scores may fall below the class threshold (Wang and Qiao 2022, App. A.3).
 
     The threshold is the ``j``-th smallest of ``n`` calibration scores.  For a new point
@@ -516,7 +536,7 @@ def conformal_rank(n, gamma, confidence=None):
     return int(np.count_nonzero(below <= 1 - confidence))
 
 
-def conformal_threshold(scores, gamma, confidence=None):
+def conformal_threshold(scores: np.ndarray, gamma: float, confidence: float | None = None) -> float:
     r"""Split-conformal class threshold (Wang and Qiao 2022, App. A.3, Proposition 6; Lei et al. 2015).
 
     The ``j``-th smallest calibration score with ``j = conformal_rank(n, γ, confidence)``
@@ -557,7 +577,9 @@ def conformal_threshold(scores, gamma, confidence=None):
     return float(np.partition(scores, rank - 1)[rank - 1])
 
 
-def median_heuristic_gamma(X, random_state=None):
+def median_heuristic_gamma(
+    X: np.ndarray, random_state: int | np.random.Generator | np.random.RandomState | None = None
+) -> float:
     r"""RBF width by the median heuristic: ``1 / median ||x_i - x_j||^2`` over pairs ``i < j``.
 
     The kernel is ``exp(-gamma ||x - x'||^2)``, so the median pair gets ``exp(-1)``.  Wang and Qiao
@@ -590,7 +612,16 @@ def median_heuristic_gamma(X, random_state=None):
     return 1.0 / median
 
 
-def weighted_kernel_gradient(kernel, gamma, degree, coef0, X, weights, coef, K):
+def weighted_kernel_gradient(
+    kernel: str,
+    gamma: float,
+    degree: float,
+    coef0: float,
+    X: np.ndarray,
+    weights: np.ndarray,
+    coef: np.ndarray,
+    K: np.ndarray,
+) -> np.ndarray:
     r"""``B_α^T`` of Wang and Qiao (2022), Eq. (10): row ``i`` is ``sum_j coef_j ∂K_d(x_i, x_j) / ∂d``.
 
     The weighted kernel is ``K_d(x, x') = K(d ∘ x, d ∘ x')`` (Eq. 8), so with
@@ -633,7 +664,15 @@ def weighted_kernel_gradient(kernel, gamma, degree, coef0, X, weights, coef, K):
     return 2 * gamma * degree * weights * X * (D @ cX)
 
 
-def feature_selection_objective(K, coef, rho, n_class, C, penalty, weights):
+def feature_selection_objective(
+    K: np.ndarray,
+    coef: np.ndarray,
+    rho: float,
+    n_class: int,
+    C: float,
+    penalty: float,
+    weights: np.ndarray,
+) -> tuple[float, float]:
     r"""Wang and Qiao (2022), Eq. (9) with the hinge loss, and its class-loss constraint.
 
     ``Ψ = ½ c^T K_d c - ρ + C sum_j (1 + (K_d c)_j - ρ)_+ + C_2 ||d||_1`` over the unlabelled
@@ -650,7 +689,17 @@ def feature_selection_objective(K, coef, rho, n_class, C, penalty, weights):
     return float(value), float(np.maximum(1 - scores[:n_class] + rho, 0).sum())
 
 
-def feature_weight_step(B_T, scores, coef, rho, weights, n_class, error_rate, C, penalty):
+def feature_weight_step(
+    B_T: np.ndarray,
+    scores: np.ndarray,
+    coef: np.ndarray,
+    rho: float,
+    weights: np.ndarray,
+    n_class: int,
+    error_rate: float,
+    C: float,
+    penalty: float,
+) -> np.ndarray:
     r"""Wang and Qiao (2022), Eq. (10) with the hinge loss: a linear program in the feature weights ``d``.
 
     With ``(c, ρ)`` fixed and ``K_d`` linearised at ``d'``, ``(K_d c)_i ≈ s_i + B_i^T (d - d')``
@@ -810,13 +859,18 @@ def _class_C(C, factor, n_unlabeled):
     return factor * (1.0 / (AUTO_LAMBDA * n_unlabeled) if C is None else C)
 
 
-def calibration_size(n, fraction):
+def calibration_size(n: int, fraction: float) -> int:
     """Points of an ``n``-point class held out for its conformal threshold: ``floor(fraction n)``
     clipped to ``1 .. n - 1`` (so both parts are non-empty; ``n >= 2``)."""
     return min(max(int(np.floor(fraction * n)), 1), n - 1)
 
 
-def tuning_split(n_class, n_unlabeled, fraction, rng):
+def tuning_split(
+    n_class: int,
+    n_unlabeled: int,
+    fraction: float,
+    rng: np.random.Generator | np.random.RandomState,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Seeded held-out parts for tuning: ``(class_fit, class_held, unlabeled_fit,
     unlabeled_held)`` row indices, ``max(floor(fraction n), 1)`` held out of each sample."""
     class_rows, unlabeled_rows = rng.permutation(n_class), rng.permutation(n_unlabeled)
@@ -830,7 +884,9 @@ def tuning_split(n_class, n_unlabeled, fraction, rng):
     )
 
 
-def held_out_acceptance(class_scores, unlabeled_scores, error_rate):
+def held_out_acceptance(
+    class_scores: np.ndarray, unlabeled_scores: np.ndarray, error_rate: float
+) -> float:
     """The tuning criterion of Wang and Qiao (2022, App. A.3): the share of held-out unlabelled points a class
     accepts at the empirical ``γ``-quantile of its held-out class scores (lower: smaller sets)."""
     threshold = np.quantile(class_scores, error_rate)
@@ -1096,27 +1152,27 @@ class GeneralizedPredictionSet(BaseEstimator):
 
     def __init__(
         self,
-        error_rate=0.05,
-        kernel="rbf",
-        gamma=None,
-        degree=3,
-        coef0=1.0,
-        C="auto",
-        calibration=0.3,
-        coverage_confidence=None,
-        feature_selection=False,
-        feature_penalty="auto",
-        max_iter=20,
-        tol=1e-3,
-        standardize=False,
-        n_unlabeled=1000,
-        backend="auto",
-        outlier_label="auto",
-        ambiguous_label="auto",
-        n_jobs=None,
-        random_state=None,
-        verbose=0,
-    ):
+        error_rate: float = 0.05,
+        kernel: str | Callable[..., float] = "rbf",
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        C: float | str = "auto",
+        calibration: float | None = 0.3,
+        coverage_confidence: float | None = None,
+        feature_selection: bool = False,
+        feature_penalty: float | str = "auto",
+        max_iter: int = 20,
+        tol: float = 1e-3,
+        standardize: bool = False,
+        n_unlabeled: int = 1000,
+        backend: str = "auto",
+        outlier_label: Any = "auto",
+        ambiguous_label: Any = "auto",
+        n_jobs: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.error_rate = error_rate
         self.kernel = kernel
         self.gamma = gamma
@@ -1185,7 +1241,9 @@ class GeneralizedPredictionSet(BaseEstimator):
             fit_rows.append(np.sort(rows[n_cal:]))
         return fit_rows, cal_rows
 
-    def fit(self, X, y, X_unlabeled=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, X_unlabeled: ArrayLike | None = None
+    ) -> GeneralizedPredictionSet:
         """Learn one acceptance region per class, and calibrate its threshold.
 
         Parameters
@@ -1365,7 +1423,7 @@ class GeneralizedPredictionSet(BaseEstimator):
             ]
         )
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """``f_k(x) - tau_k`` for every class (Wang and Qiao 2022, §3.2), shape ``(n_samples, n_classes)``.
 
         ``x`` is in the acceptance region of class ``k`` when the value is ``>= 0``; ``tau_k``
@@ -1377,12 +1435,12 @@ class GeneralizedPredictionSet(BaseEstimator):
             X = self.scaler_.transform(X)
         return self._scores(X) - self.thresholds_
 
-    def predict_set(self, X):
+    def predict_set(self, X: ArrayLike) -> np.ndarray:
         """Boolean ``(n_samples, n_classes)`` membership in ``classes_`` order; an all-false row is
         an outlier."""
         return self.decision_function(X) >= 0
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The label when exactly one class accepts ``x``; otherwise a marker.
 
         Outliers (empty set) get ``outlier_label_`` and ambiguous points (two or more classes)
@@ -1394,7 +1452,15 @@ class GeneralizedPredictionSet(BaseEstimator):
         return self._labels[index]
 
 
-def error_rate_curve(estimator, X, y, X_test, y_test, error_rates, X_unlabeled=None):
+def error_rate_curve(
+    estimator: GeneralizedPredictionSet,
+    X: ArrayLike,
+    y: ArrayLike,
+    X_test: ArrayLike,
+    y_test: ArrayLike,
+    error_rates: ArrayLike,
+    X_unlabeled: ArrayLike | None = None,
+) -> dict[str, Any]:
     r"""Coverage, set size and outlier detection against ``error_rate`` (Wang and Qiao 2022, Fig. 3).
 
     For each ``γ`` in ``error_rates`` a clone of ``estimator`` with ``error_rate=γ`` is fitted on

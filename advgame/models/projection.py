@@ -22,9 +22,13 @@ penalty is :math:`\frac{\alpha}{2}\operatorname{tr}(A^\top K A)` (Blondel 2019, 
 polynomial kernel :math:`(\langle x, x'\rangle + 1)^D`: ``kernel='poly', gamma=1, coef0=1``).
 """
 
+from __future__ import annotations
+
 import copy
 import numbers
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.optimize import minimize
@@ -60,6 +64,9 @@ from ._inputs import (
     validate_numeric,
 )
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 __all__ = ["ProjectionClassifier", "LabelRanker", "RankingMixin", "knapsack_bounds"]
 
 #: ``loss`` -> (projection sets, decoding sets); the first of each is what ``'auto'`` picks.
@@ -80,7 +87,7 @@ LBFGS_MEMORY = 20
 REPORT_EVERY = 25
 
 
-def knapsack_bounds(Y):
+def knapsack_bounds(Y: ArrayLike) -> tuple[int, int]:
     r"""``(0, ceil(E|Y| + sqrt(V|Y|)))`` from the label counts of a training indicator matrix,
     the bounds of Blondel (2019, §6; multilabel), capped at the number of labels."""
     counts = np.asarray(Y, dtype=np.float64).sum(axis=1)
@@ -259,11 +266,11 @@ class _FenchelYoungModel(BaseEstimator):
         T = self._design(X) @ self.coef_ + self.intercept_
         return T.reshape((X.shape[0], *self.point_shape_))
 
-    def decision_scores(self, X):
+    def decision_scores(self, X: ArrayLike) -> np.ndarray:
         r"""The model's scores :math:`\theta = g(x)`, shape ``(n, *point_shape_)``."""
         return self._scores(X)
 
-    def predict_marginals(self, X):
+    def predict_marginals(self, X: ArrayLike) -> np.ndarray:
         r"""The projection :math:`u = P^\Psi_{\mathcal C}(\theta)` of the scores (Blondel 2019, Eq. 4),
         e.g. a soft permutation matrix on the Birkhoff polytope (Fig. 3)."""
         T = self._scores(X)
@@ -331,21 +338,21 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
 
     def __init__(
         self,
-        loss="auto",
-        polytope="auto",
-        geometry="euclidean",
-        decoding="auto",
-        knapsack_bounds="auto",
-        alpha=1e-2,
-        fit_intercept=True,
-        kernel=None,
-        gamma=None,
-        degree=3,
-        coef0=1.0,
-        max_iter=1000,
-        tol=1e-6,
-        verbose=0,
-    ):
+        loss: str = "auto",
+        polytope: str | Polytope = "auto",
+        geometry: str = "euclidean",
+        decoding: str = "auto",
+        knapsack_bounds: str | tuple[int, int] = "auto",
+        alpha: float = 1e-2,
+        fit_intercept: bool = True,
+        kernel: str | Callable[..., float] | None = None,
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        max_iter: int = 1000,
+        tol: float = 1e-6,
+        verbose: int = 0,
+    ) -> None:
         self.loss = loss
         self.polytope = polytope
         self.geometry = geometry
@@ -392,7 +399,9 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
             raise ValueError(f"knapsack_bounds must be 'auto' or (low, high); got {bounds!r}.")
         return tuple(bounds)
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> ProjectionClassifier:
         """Fit on features ``X`` and labels ``y`` (1-D) or a 0/1 indicator matrix (multilabel)."""
         started = fit_started(self, X)
         self._check_params()
@@ -418,7 +427,7 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         fit_finished(self, started)
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Labels (1-D) or a 0/1 indicator matrix (multilabel) by calibrated decoding (Eq. 11)."""
         vertex = self._decode(X)
         if self.loss_ == "hamming":
@@ -438,7 +447,7 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
 class RankingMixin:
     """``score`` and tags shared by the label rankers (targets: rankings, scored by Hamming)."""
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """``1 -`` the (weighted) mean entry-wise Hamming loss between the true permutation
         matrices and :meth:`predict_matrix` (Blondel 2019, Tables 1-3)."""
         check_is_fitted(self)
@@ -491,19 +500,19 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
 
     def __init__(
         self,
-        polytope="birkhoff",
-        geometry="euclidean",
-        decoding="auto",
-        alpha=1e-2,
-        fit_intercept=True,
-        kernel=None,
-        gamma=None,
-        degree=3,
-        coef0=1.0,
-        max_iter=1000,
-        tol=1e-6,
-        verbose=0,
-    ):
+        polytope: str | Polytope = "birkhoff",
+        geometry: str = "euclidean",
+        decoding: str = "auto",
+        alpha: float = 1e-2,
+        fit_intercept: bool = True,
+        kernel: str | Callable[..., float] | None = None,
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        max_iter: int = 1000,
+        tol: float = 1e-6,
+        verbose: int = 0,
+    ) -> None:
         self.polytope = polytope
         self.geometry = geometry
         self.decoding = decoding
@@ -520,7 +529,9 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
     def _vector_encoding(self):
         return "permutahedron" in (self.polytope, self.decoding)
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> LabelRanker:
         """Fit on features ``X`` (n, d) and rankings ``y = R`` (n, k), ``R[i, j]`` = rank of label j
         (named ``y`` as scikit-learn passes it by keyword)."""
         started = fit_started(self, X)
@@ -554,7 +565,7 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
         fit_finished(self, started)
         return self
 
-    def predict_matrix(self, X):
+    def predict_matrix(self, X: ArrayLike) -> np.ndarray:
         """Decoded 0/1 matrices ``(n, k, k)`` (permutation matrices unless decoding on a superset)."""
         vertex = self._decode(X)
         if self.point_shape_ != (self.n_labels_,):
@@ -562,7 +573,7 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
         ranks = self.n_labels_ + 1 - np.rint(vertex).astype(np.int64)
         return decompositions.hamming_ranking(self.n_labels_).phi(ranks)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Rankings ``(n, k)``: ``R[i, j]`` is the predicted rank of label ``j`` (1 = best)."""
         P = self.predict_matrix(X)
         if not (np.all(P.sum(axis=1) == 1) and np.all(P.sum(axis=2) == 1)):
