@@ -57,6 +57,8 @@ before anything is opened.  Size arguments are capped (:data:`VERIFY_MAX_K`,
 a run stays under about 1 GiB of memory.
 """
 
+from __future__ import annotations
+
 import argparse
 import os
 import sys
@@ -925,7 +927,7 @@ def _compare_parser(commands):
     compare.set_defaults(run=cmd_compare)
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     """Run the ``advgame`` command; returns the exit code (2 for bad input)."""
     try:
         args = build_parser().parse_args(argv)

@@ -38,14 +38,18 @@ tied rows of the benchmark's losses, k = 2 to 30) is solved by one persistent Hi
 same scaled game, warm-started from the previous row.
 """
 
+from __future__ import annotations
+
 import contextlib
 import ctypes
 import os
 import sys
 import threading
+from typing import Any
 
 import highspy
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import sparse
 
 from .exceptions import SolverError
@@ -119,7 +123,7 @@ def _descriptors_to_devnull(fds=(1, 2)):
         os.close(devnull)
 
 
-def new_highs():
+def new_highs() -> Any:
     """A ``highspy.Highs`` with all output off.
 
     highspy (1.16) prints a two-line banner to the C ``stdout`` when the *first* ``Highs`` of
@@ -149,16 +153,16 @@ new_highs()  # spend the banner now, silently (see new_highs)
 
 
 def highs_model(
-    A,
-    cost,
-    col_bounds,
-    row_bounds,
+    A: Any,
+    cost: ArrayLike,
+    col_bounds: tuple[ArrayLike, ArrayLike],
+    row_bounds: tuple[ArrayLike, ArrayLike],
     *,
-    maximize=False,
-    tolerance=LP_TOLERANCE,
-    verbose=False,
-    presolve=True,
-):
+    maximize: bool = False,
+    tolerance: float = LP_TOLERANCE,
+    verbose: bool = False,
+    presolve: bool = True,
+) -> Any:
     """A ``highspy.Highs`` holding ``opt cost^T x`` s.t. ``row_lower <= A x <= row_upper``,
     ``col_lower <= x <= col_upper`` (every HiGHS model of the package is built here).
 
@@ -188,7 +192,7 @@ def highs_model(
     return h
 
 
-def run_warm(h, what):
+def run_warm(h: Any, what: str) -> Any:
     """Run ``h`` from its previous basis; on failure retry once from scratch, then raise a
     :class:`SolverError` naming ``what`` was being solved."""
     h.run()
@@ -387,7 +391,7 @@ class LPOracle:
     matrix : ndarray of shape (l, k)
     """
 
-    def __init__(self, matrix):
+    def __init__(self, matrix: ArrayLike) -> None:
         self.matrix = np.asarray(matrix, dtype=np.float64)
         self._scaled, self._offset, self._scale = scale_matrix(self.matrix)
         self._A = _standard_form(self._scaled)
@@ -424,7 +428,7 @@ class LPOracle:
     def _unscale(self, lower, top):
         return self._offset + top + self._scale * lower
 
-    def solve(self, F):
+    def solve(self, F: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Solve the game for every row of ``F`` (shape (n, k)).
 
         Returns
@@ -454,7 +458,7 @@ class LPOracle:
             lower[rows], Q[rows], P[rows] = self._solve_scaled(Fs[rows], F[rows])
         return self._unscale(lower, top), Q, P
 
-    def solve_each(self, F):
+    def solve_each(self, F: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`solve` by HiGHS, one warm-started run per row (the fallback and reference)."""
         F = np.asarray(F, dtype=np.float64)
         Fs, top = scale_potentials(F, self._scale)

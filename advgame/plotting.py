@@ -21,11 +21,15 @@ function                          what it draws (figure of the paper)
 ================================  ===================================================================
 """
 
+from __future__ import annotations
+
 import json
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validation import check_finite
 from .exceptions import NotApplicableError, SizeLimitError
@@ -89,7 +93,9 @@ def _need_three(game, what):
 
 
 # ------------------------------------------------------------------------------- surrogate
-def surrogate_grid(loss, y=0, span=None, resolution=101):
+def surrogate_grid(
+    loss: Any, y: int = 0, span: float | None = None, resolution: int = 101
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""The adversarial surrogate ``AL(f, y)`` on a grid of potential differences (k = 3).
 
     With ``j_1 < j_2`` the two labels other than ``y``, potentials ``f_y = 0``,
@@ -129,7 +135,16 @@ def surrogate_grid(loss, y=0, span=None, resolution=101):
     return grid, Z, others
 
 
-def surrogate_contour(loss, y=0, span=None, resolution=101, ax=None, *, levels=15, colorbar=True):
+def surrogate_contour(
+    loss: Any,
+    y: int = 0,
+    span: float | None = None,
+    resolution: int = 101,
+    ax: Any = None,
+    *,
+    levels: int = 15,
+    colorbar: bool = True,
+) -> Any:
     r"""Filled contours of the adversarial surrogate loss of a 3-label game (Fathony et al. 2018a, Figs 3-4, 7-10).
 
     .. math::  \mathrm{AL}(f, y) = \max_{q \in \Delta_3} \min_{p \in \Delta_l} p^\top L q +
@@ -181,7 +196,7 @@ def surrogate_contour(loss, y=0, span=None, resolution=101, ax=None, *, levels=1
 
 
 # ------------------------------------------------------------------------- vertex table
-def simplex_coordinates(Q):
+def simplex_coordinates(Q: ArrayLike) -> np.ndarray:
     """Barycentric plane coordinates of rows of ``Q`` (distributions over 3 labels): ``Q @ C``
     with ``C`` = :data:`SIMPLEX_CORNERS`."""
     Q = np.asarray(Q, dtype=float)
@@ -195,7 +210,9 @@ def _fraction(x):
     return str(f) if abs(float(f) - x) <= 1e-9 * max(1.0, abs(x)) else f"{x:.3g}"
 
 
-def polytope_vertices(loss, ax=None, *, resolution=60, colorbar=True):
+def polytope_vertices(
+    loss: Any, ax: Any = None, *, resolution: int = 60, colorbar: bool = True
+) -> Any:
     r"""The adversary's vertex table of a 3-label game, drawn in the probability simplex.
 
     The game's LP (Fathony et al. 2018a, Eq. 4) is ``max_{(q, v) in C} v + f^T q`` over
@@ -303,7 +320,9 @@ def _hull_edges(V):
     return edges, [V[s] for s in hull.simplices]
 
 
-def projection_plot(polytope, points, geometry="euclidean", ax=None):
+def projection_plot(
+    polytope: Any, points: ArrayLike, geometry: str = "euclidean", ax: Any = None
+) -> Any:
     r"""Points, their projections onto a polytope and the polytope, in 2-D or 3-D (Blondel 2019, Fig. 1).
 
     Each point ``theta`` is joined by a segment to its regularised prediction
@@ -408,7 +427,14 @@ def projection_plot(polytope, points, geometry="euclidean", ax=None):
 
 
 # ------------------------------------------------------------------------ soft permutation
-def soft_permutation(P, labels=None, ax=None, *, fmt="{:.2f}", colorbar=True):
+def soft_permutation(
+    P: ArrayLike,
+    labels: list | None = None,
+    ax: Any = None,
+    *,
+    fmt: str = "{:.2f}",
+    colorbar: bool = True,
+) -> Any:
     r"""A soft permutation matrix as a heatmap with its values in the cells (Blondel 2019, Fig. 3).
 
     ``P[i, j]`` is the weight of item (label) ``i`` at rank ``j + 1``; for a doubly stochastic
@@ -461,7 +487,7 @@ def soft_permutation(P, labels=None, ax=None, *, fmt="{:.2f}", colorbar=True):
 
 
 # ------------------------------------------------------------------------ prediction sets
-def set_categories(sets):
+def set_categories(sets: Any) -> np.ndarray:
     """Category of each prediction set: ``0`` empty (outlier), ``1 + k`` the singleton ``{k}``,
     ``K + 1`` two or more classes (ambiguous); ``sets`` is boolean ``(n, K)``."""
     sets = np.asarray(sets, dtype=bool)
@@ -470,7 +496,13 @@ def set_categories(sets):
     return np.where(size == 0, 0, np.where(size == 1, 1 + np.argmax(sets, axis=1), K + 1))
 
 
-def acceptance_regions(estimator, X=None, y=None, resolution=200, ax=None):
+def acceptance_regions(
+    estimator: Any,
+    X: ArrayLike | None = None,
+    y: ArrayLike | None = None,
+    resolution: int = 200,
+    ax: Any = None,
+) -> Any:
     r"""Acceptance regions of a fitted :class:`advgame.GeneralizedPredictionSet` on 2-D inputs
     (Wang and Qiao 2022, Figures 1-2, left panels).
 
@@ -579,7 +611,15 @@ def acceptance_regions(estimator, X=None, y=None, resolution=200, ax=None):
 
 
 # ------------------------------------------------------------------------ learning curves
-def learning_curve(sizes, scores, labels=None, ax=None, *, xlabel="training size", ylabel="score"):
+def learning_curve(
+    sizes: ArrayLike,
+    scores: ArrayLike,
+    labels: list | None = None,
+    ax: Any = None,
+    *,
+    xlabel: str = "training size",
+    ylabel: str = "score",
+) -> Any:
     r"""Scores against training size, one line per model.
 
     ``scores`` is ``(n_models, n_sizes)`` (one value per size) or ``(n_models, n_sizes,
@@ -636,7 +676,7 @@ def _records(records):
     return list(records)
 
 
-def benchmark_bars(records, metric, ax=None, *, ylabel=None):
+def benchmark_bars(records: Any, metric: str, ax: Any = None, *, ylabel: str | None = None) -> Any:
     r"""Bars of one metric of ``advgame bench`` / ``advgame reproduce`` records, with sd error bars.
 
     The records are those written to ``--out FILE.json`` (the file's ``"records"`` list, the

@@ -31,8 +31,11 @@ fewer steps but more time (2.4 s, 2.2 s), yet certify the norm balls at ``tol = 
 L-BFGS stalls; hence the default ``method='auto'``.
 """
 
+from __future__ import annotations
+
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
@@ -72,14 +75,23 @@ class SurrogateObjective:
         Game method (``'auto'`` picks the fast path).
     """
 
-    def __init__(self, game, operator, y, weights, uncertainty, fmap, method="auto"):
+    def __init__(
+        self,
+        game: Any,
+        operator: Any,
+        y: np.ndarray,
+        weights: np.ndarray,
+        uncertainty: Any,
+        fmap: Any,
+        method: str = "auto",
+    ) -> None:
         self.game, self.operator, self.y, self.weights = game, operator, y, weights
         self.uncertainty, self.fmap, self.method = uncertainty, fmap, method
 
-    def __call__(self, theta):
+    def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         return self._evaluate(theta, self.operator, self.y, self.weights)
 
-    def batch(self, theta, rows):
+    def batch(self, theta: np.ndarray, rows: np.ndarray) -> tuple[float, np.ndarray]:
         """Objective and subgradient on ``rows`` only, loss weights rescaled to sum to one."""
         w = self.weights[rows]
         return self._evaluate(theta, self.operator.subset(rows), self.y[rows], w / w.sum())
@@ -115,7 +127,14 @@ class TrainingResult:
     limit_reached: bool = False
 
 
-def fit_lbfgs(objective, theta0, max_iter=1000, tol=1e-6, memory=20, escape=None):
+def fit_lbfgs(
+    objective: Any,
+    theta0: np.ndarray,
+    max_iter: int = 1000,
+    tol: float = 1e-6,
+    memory: int = 20,
+    escape: dict | None = None,
+) -> TrainingResult:
     """Minimise ``objective`` (returning value and subgradient) with scipy's L-BFGS-B.
 
     Stops when one iteration lowers the objective by less than ``tol`` relative to
@@ -183,7 +202,13 @@ def _lbfgs(objective, theta0, max_iter, tol, memory):
     )
 
 
-def refine_cutting_plane(objective, theta, tol=1e-6, max_rounds=30, backend=None):
+def refine_cutting_plane(
+    objective: Any,
+    theta: np.ndarray,
+    tol: float = 1e-6,
+    max_rounds: int = 30,
+    backend: str | None = None,
+) -> TrainingResult:
     r"""Certify (and finish) a solution by constraint generation on the adversaries.
 
     Each round solves the master program :func:`advgame.compile.compile_cuts` over the cuts
@@ -266,8 +291,14 @@ def _batches(n, batch_size, rng):
 
 
 def fit_adagrad(
-    objective, theta0, n_epochs=50, batch_size=64, step=1.0, random_state=None, tol=None
-):
+    objective: Any,
+    theta0: np.ndarray,
+    n_epochs: int = 50,
+    batch_size: int = 64,
+    step: float = 1.0,
+    random_state: Any = None,
+    tol: float | None = None,
+) -> TrainingResult:
     r"""Averaged mini-batch AdaGrad on the surrogate (Fathony et al. 2018a, §6.1).
 
     ``theta <- theta - step * g / sqrt(sum of past g^2)`` per coordinate with ``g`` the
@@ -318,7 +349,16 @@ def fit_adagrad(
     return TrainingResult(average, value, n_steps, message, limit_reached=limit_reached)
 
 
-def fit_pegasos(game, gram, y, weights, lam, n_epochs=50, batch_size=16, random_state=None):
+def fit_pegasos(
+    game: Any,
+    gram: np.ndarray,
+    y: np.ndarray,
+    weights: np.ndarray,
+    lam: float,
+    n_epochs: int = 50,
+    batch_size: int = 16,
+    random_state: Any = None,
+) -> TrainingResult:
     r"""Kernel PEGASOS for the adversarial surrogate (Fathony et al. 2018a, Algorithm 1, mini-batch form).
 
     ``theta_t = -(1 / (lam t)) sum_i sum_j alpha_ij phi(x_i, j)``: each step draws a batch ``B``,
@@ -427,7 +467,7 @@ def _vertex_smoother(table):
     return smooth
 
 
-def smoothed_game(game):
+def smoothed_game(game: Any) -> Any:
     r"""``smooth(F, mu) -> (value_mu, Q_mu, value, curvature)``: a smoothed game, or None.
 
     * zero-one: quadratic smoothing of the adversary,
@@ -456,7 +496,7 @@ def smoothed_game(game):
     return _vertex_smoother(table)
 
 
-def smoothing_obstacle(game, uncertainty, fmap):
+def smoothing_obstacle(game: Any, uncertainty: Any, fmap: Any) -> str | None:
     """Why :func:`fit_smoothed` cannot certify this problem, or None when it can.
 
     ``'exact'`` for exact moment matching (``Exact`` or a ball of radius 0): ``R^*`` is the
@@ -478,7 +518,16 @@ def smoothing_obstacle(game, uncertainty, fmap):
     return None
 
 
-def dual_bound(game, operator, y, weights, uncertainty, fmap, Q, moment=None):
+def dual_bound(
+    game: Any,
+    operator: Any,
+    y: np.ndarray,
+    weights: np.ndarray,
+    uncertainty: Any,
+    fmap: Any,
+    Q: np.ndarray,
+    moment: np.ndarray | None = None,
+) -> float:
     r"""A certified lower bound on ``min_theta J(theta)`` from adversaries ``Q`` (weak duality).
 
     .. math::  D(q) = \max_{0 \le r \le 1} \sum_i w_i H_L(q_{r,i})
@@ -553,11 +602,11 @@ class SmoothedSurrogate:
     :func:`fit_smoothed` reuses for the exact objective and the dual bound.
     """
 
-    def __init__(self, objective, smooth, mu, nu):
+    def __init__(self, objective: Any, smooth: Any, mu: float, nu: float) -> None:
         self.objective, self.smooth, self.mu, self.nu = objective, smooth, mu, nu
         self.last = None
 
-    def __call__(self, theta):
+    def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         o = self.objective
         F = o.operator.forward(theta)
         value, Q, exact, curvature = self.smooth(F, self.mu)
@@ -574,7 +623,7 @@ class SmoothedSurrogate:
         self._curvature, self._penalty_hessian = curvature, hessian
         return loss + penalty, gradient - moment
 
-    def hessian(self):
+    def hessian(self) -> Any:
         """``v -> (Hessian of J_mu at the last point) v``: two products with the rows that
         have curvature, plus the regulariser's part."""
         o, curvature = self.objective, self._curvature()
@@ -650,7 +699,15 @@ def _lbfgs_direction(gradient, pairs):
     return q
 
 
-def fit_smoothed(objective, theta0, tol=1e-6, max_iter=1000, mu0=None, method=None, warn=True):
+def fit_smoothed(
+    objective: Any,
+    theta0: np.ndarray,
+    tol: float = 1e-6,
+    max_iter: int = 1000,
+    mu0: float | None = None,
+    method: str | None = None,
+    warn: bool = True,
+) -> TrainingResult:
     r"""Minimise ``J`` on smoothed surrogates with continuation; certified by weak duality.
 
     Each stage minimises ``J_mu`` (:class:`SmoothedSurrogate`: the game smoothed by

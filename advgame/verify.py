@@ -12,11 +12,15 @@ ties, duplicated maxima, magnitudes up to ``1e6``):
 A method is correct when all four are below the tolerance (``1e-9`` by default).
 """
 
+from __future__ import annotations
+
 import numbers
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validation import as_potentials, check_real
 from .exceptions import NotApplicableError, SizeLimitError
@@ -28,7 +32,7 @@ __all__ = ["MethodCheck", "VerificationReport", "random_potentials", "verify_gam
 VERIFY_RTOL = 1e-9
 
 
-def random_potentials(k, n=200, seed=0, scale=1e6):
+def random_potentials(k: int, n: int = 200, seed: int = 0, scale: float = 1e6) -> np.ndarray:
     """Random potentials that exercise the edge cases of the closed forms.
 
     A quarter each: standard normal; small integers (many exact ties); normal with the maximum
@@ -73,11 +77,11 @@ class MethodCheck:
     per_row_us: float
 
     @property
-    def max_error(self):
+    def max_error(self) -> float:
         """The largest of the value error, the two certificate gaps and the infeasibility."""
         return max(self.value_error, self.adversary_gap, self.predictor_gap, self.feasibility)
 
-    def ok(self, rtol=VERIFY_RTOL):
+    def ok(self, rtol: float = VERIFY_RTOL) -> bool:
         """Whether every error and gap is at most ``rtol``."""
         return self.max_error <= rtol
 
@@ -92,11 +96,11 @@ class VerificationReport:
     skipped: dict = field(default_factory=dict)
 
     @property
-    def max_error(self):
+    def max_error(self) -> float:
         """The largest error or gap over all checked methods."""
         return max(c.max_error for c in self.checks)
 
-    def ok(self, rtol=VERIFY_RTOL):
+    def ok(self, rtol: float = VERIFY_RTOL) -> bool:
         """Whether every checked method passes (skipped methods do not count)."""
         return all(c.ok(rtol) for c in self.checks)
 
@@ -142,7 +146,9 @@ def _check(game, F, method, reference):
     ), value
 
 
-def verify_game(loss, n=200, seed=0, F=None):
+def verify_game(
+    loss: Any, n: int = 200, seed: int = 0, F: ArrayLike | None = None
+) -> VerificationReport:
     """Compare every applicable method of ``Game(loss)`` on random potentials.
 
     Parameters

@@ -15,10 +15,13 @@ free coordinates and an equal-sized set ``S`` of tight loss rows; all ``sum_r C(
 systems are solved in batches with numpy and the feasible, distinct solutions kept.
 """
 
+from __future__ import annotations
+
 from itertools import combinations
 from math import comb
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .exceptions import SizeLimitError
 
@@ -38,12 +41,14 @@ _BATCH = 50_000  # candidate systems solved per numpy call
 _CHUNK_ENTRIES = 1 << 22  # entries of an (n, m) score block in VertexTable
 
 
-def basis_count(n_actions, n_labels):
+def basis_count(n_actions: int, n_labels: int) -> int:
     """Number of candidate bases ``sum_r C(k, r) C(l, r) = C(k + l, k) - 1``."""
     return comb(n_actions + n_labels, n_labels) - 1
 
 
-def enumerate_extreme_points(matrix, max_bases=DEFAULT_MAX_BASES):
+def enumerate_extreme_points(
+    matrix: ArrayLike, max_bases: int = DEFAULT_MAX_BASES
+) -> tuple[np.ndarray, np.ndarray]:
     r"""All extreme points of ``C = {(q, v) : L q >= v 1, q in Δ}`` (Fathony et al. 2018a, Proposition 4).
 
     Parameters
@@ -131,7 +136,7 @@ class VertexTable:
     v : ndarray of shape (m,)
     """
 
-    def __init__(self, matrix, Q, v):
+    def __init__(self, matrix: ArrayLike, Q: np.ndarray, v: np.ndarray) -> None:
         self.matrix = np.asarray(matrix, dtype=np.float64)
         self.Q = np.asarray(Q, dtype=np.float64)
         self.v = np.asarray(v, dtype=np.float64)
@@ -143,7 +148,7 @@ class VertexTable:
     def __len__(self):
         return self.Q.shape[0]
 
-    def value(self, F):
+    def value(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Row-wise ``max(F Q^T + v)`` and the index of the maximising vertex, chunked by rows."""
         n = F.shape[0]
         step = max(1, _CHUNK_ENTRIES // max(len(self), 1))
@@ -171,7 +176,7 @@ class VertexTable:
             self._systems[t] = (R, S, np.linalg.pinv(A))
         return self._systems[t]
 
-    def predictor(self, F, index, value):
+    def predictor(self, F: np.ndarray, index: np.ndarray, value: np.ndarray) -> np.ndarray:
         """``p*`` for each row from its optimal vertex; returns ``(P, ok)``.
 
         ``ok[i]`` is False where the complementary-slackness solution is not optimal (within

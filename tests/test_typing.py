@@ -7,6 +7,7 @@ import pytest
 
 import advgame as ag
 from advgame import (
+    cli,
     closed_forms,
     datasets,
     declaration,
@@ -18,9 +19,14 @@ from advgame import (
     losses,
     metrics,
     models,
+    oracle,
     permutation,
+    plotting,
     polytopes,
+    solvers,
     uncertainty,
+    verify,
+    vertices,
 )
 from advgame.compile import cvx as compile_cvx
 from advgame.compile import graph as compile_graph
@@ -71,6 +77,12 @@ FULLY_ANNOTATED_MODULES = (
     inference,
     decoding,
     graph,
+    oracle,
+    solvers,
+    vertices,
+    verify,
+    plotting,
+    cli,
     compile_program,
     compile_learning,
     compile_minimax,
