@@ -108,6 +108,20 @@ def classes_of(y: ArrayLike, loss: object = None) -> tuple[np.ndarray, np.ndarra
     The classes are sorted, unless ``loss`` is a :class:`LossMatrix` whose labels name exactly
     the classes of ``y``: then they are in its label order, so that a declared order (an ordinal
     scale of string labels, ``['low', 'mid', 'high']``) and the matrix's structure survive.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Labels.
+    loss : LossMatrix or other, optional
+        The declared loss; only a :class:`LossMatrix` whose labels name the classes fixes the
+        order.
+
+    Returns
+    -------
+    classes : ndarray of shape (k,)
+    y_index : ndarray of shape (n,)
+        ``classes[y_index] == y``.
     """
     classes, y_index = np.unique(y, return_inverse=True)
     if not isinstance(loss, LossMatrix) or len(loss.labels) != classes.size:

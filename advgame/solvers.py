@@ -538,7 +538,32 @@ def dual_bound(
     ``R^*`` for norm balls (:meth:`advgame.uncertainty.UncertaintySet.dual_bound`).  Any rows of
     distributions ``Q`` give a bound, independently of how they were found.  ``moment``, if
     given, is the residual ``sum_i w_i Phi_i^T (e_{y_i} - q_i)`` of these ``Q`` already
-    computed (it is minus the loss part of the surrogate's gradient).
+    computed (it is minus the loss part of the surrogate's gradient).  ``D`` is the Lagrangian
+    dual of the learning problem (Fathony et al. 2018a, Theorem 2, with the moment constraint
+    relaxed by the uncertainty set as in Farnia and Tse 2016, Theorem 3).
+
+    Parameters
+    ----------
+    game : Game
+        The per-sample game of the loss matrix ``L``.
+    operator : bound feature operator
+        ``fmap.bind(X)``: its ``adjoint`` maps ``(n, k)`` residuals to ``theta``'s coordinates.
+    y : ndarray of shape (n,)
+        Label indices.
+    weights : ndarray of shape (n,)
+        Normalised sample weights ``w``.
+    uncertainty : UncertaintySet
+        Provides ``R^*`` through its ``dual_bound``.
+    fmap : FeatureMap
+    Q : ndarray of shape (n, k)
+        Any conditional distributions (rows in the simplex).
+    moment : ndarray, optional
+        Their residual, when already computed.
+
+    Returns
+    -------
+    float
+        ``D(q) <= J*`` (finite: ``r = 0``, the labels themselves, is always feasible).
     """
     L = game.loss.matrix
     entropy = np.min(Q @ L.T, axis=1)
@@ -731,6 +756,30 @@ def fit_smoothed(
     is certified whatever happened: the smallest ``J`` met minus the largest bound met; a
     ``ConvergenceWarning`` (unless ``warn=False``) says when it is above ``tol``.  Raises
     ``NotApplicableError`` when :func:`smoothing_obstacle` names one.
+
+    Parameters
+    ----------
+    objective : SurrogateObjective
+        ``J(theta) = sum_i w_i (value(f_i) - f_{i,y_i}) + R(theta)`` (Fathony et al. 2018a,
+        Eq. 2, with the uncertainty set's regulariser).
+    theta0 : ndarray
+        Starting point.
+    tol : float
+        The certified relative gap to reach.
+    max_iter : int
+        Steps over all stages.
+    mu0 : float, optional
+        First smoothing parameter (default a tenth of the loss range).
+    method : {'auto', 'lbfgs', 'newton'}, optional
+        Step directions (default :data:`DEFAULT_METHOD`).
+    warn : bool
+        Warn when the certified gap stays above ``tol``.
+
+    Returns
+    -------
+    TrainingResult
+        ``theta`` (the best ``J`` met), ``objective``, ``n_iter``, ``message`` (``'certified'``
+        exactly when ``gap <= tol * max(1, |objective|)``) and the certified ``gap``.
     """
     game, o = objective.game, objective
     obstacle = smoothing_obstacle(game, o.uncertainty, o.fmap)

@@ -92,3 +92,13 @@ def assert_game_solution(L, F, value, Q, P, reference, what, rtol=1e-9):
         assert error <= rtol, f"{what}: {name} off by {error:.1e} (relative)"
     assert np.allclose(Q.sum(axis=1), 1.0) and Q.min() >= 0
     assert np.allclose(P.sum(axis=1), 1.0) and P.min() >= 0
+
+
+def assert_raises_naming(call, names, exception=ValueError):
+    """``call()`` raises ``exception`` whose message contains every one of ``names`` (the
+    arguments or declarations it must name)."""
+    with pytest.raises(exception) as info:
+        call()
+    message = str(info.value)
+    for name in names:
+        assert name in message, (name, message)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 import pytest
+from conftest import assert_raises_naming
 from scipy.optimize import linprog
 
 import advgame as ag
@@ -778,11 +779,7 @@ def test_to_cvxpy_is_the_same_named_program(case):
     ],
 )
 def test_invalid_combinations_name_both_declarations(declare, names):
-    with pytest.raises(ValueError) as info:
-        declare()
-    message = str(info.value)
-    for name in names:
-        assert name in message, (name, message)
+    assert_raises_naming(declare, names)
 
 
 @pytest.mark.parametrize(
@@ -799,11 +796,7 @@ def test_invalid_combinations_name_both_declarations(declare, names):
     ids=["loss-name", "features-name", "uncertainty-name", "radius", "norm", "lam", "alpha"],
 )
 def test_invalid_declarations_name_the_culprit(declare, names):
-    with pytest.raises(ValueError) as info:
-        declare()
-    message = str(info.value)
-    for name in names:
-        assert name in message, (name, message)
+    assert_raises_naming(declare, names)
 
 
 def test_loss_matrix_must_have_one_column_per_class():

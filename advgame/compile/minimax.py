@@ -344,9 +344,33 @@ def compile_minimax(
     sample_weight: np.ndarray | None = None,
     fit_intercept: bool = True,
 ) -> MinimaxProgram:
-    """The :class:`MinimaxProgram` of ``loss`` (a :class:`LossMatrix` or an :class:`Entropy`)
-    with the bound moment balls ``balls`` on ``X`` (n, d) and encoded targets ``Theta``
-    (one-hot (n, k), or (n, 1) real targets)."""
+    r"""The minimax learning program of ``loss`` with the moment balls ``balls`` (Farnia and
+    Tse 2016, Theorem 3: Eq. 21 and, as :meth:`MinimaxProgram.dual`, the maximum-entropy
+    program over the moment set of Eq. 19).
+
+    .. math::  \min_A \sum_i w_i \big[F(A \tilde x_i) - \theta(y_i)^\top A \tilde x_i\big]
+               + \sum_r \epsilon_r \|A_r\|_*
+
+    Parameters
+    ----------
+    loss : LossMatrix or Entropy
+        A loss matrix (``F`` is its game value) or a generalised entropy (Brier, log,
+        quadratic).
+    balls : MomentBalls
+        Bound to ``A``'s shape (:meth:`MomentBalls.bind`).
+    X : ndarray of shape (n, d)
+    Theta : ndarray of shape (n, k) or (n, 1)
+        The encoded targets ``theta(y_i)``: one-hot rows (the last class is pinned at potential
+        0), or the real targets of the quadratic loss.
+    sample_weight : ndarray of shape (n,), optional
+        Normalised to ``w``; uniform by default.
+    fit_intercept : bool
+        Append the constant feature (its moments are matched exactly).
+
+    Returns
+    -------
+    MinimaxProgram
+    """
     n = X.shape[0]
     w = np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
     X1 = np.hstack([X, np.ones((n, 1))]) if fit_intercept else X
