@@ -17,6 +17,9 @@ Subcommands
 ``advgame bench train``
     Fit time and accuracy of AdversarialClassifier next to scikit-learn
     (:mod:`advgame.benchmarks.train`).
+``advgame bench kernel``
+    Fit time and accuracy of the certified exact-kernel AdversarialClassifier next to ``SVC``
+    with the same Gaussian kernel (:mod:`advgame.benchmarks.kernel`).
 ``advgame bench minimax``
     Farnia and Tse's (2016) high-dimensional experiment and breast cancer: mmSVM, mmBC, mmRBC next
     to LinearSVC and logistic regression (:mod:`advgame.benchmarks.minimax`).
@@ -108,6 +111,7 @@ LOSSES = {
 BENCHMARKS = (
     ("oracle", "closed forms vs vertex tables vs LPs", "fewer rows and repeats"),
     ("train", "AdversarialClassifier vs scikit-learn", "2,000-row subsamples (for tests)"),
+    ("kernel", "certified exact-kernel AdversarialClassifier vs SVC", "300-row subsamples"),
     (
         "minimax",
         "Farnia and Tse's (2016) experiments (mmSVM, mmBC, mmRBC)",

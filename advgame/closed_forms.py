@@ -52,27 +52,143 @@ def _rows(F):
     return np.arange(F.shape[0])
 
 
-# --------------------------------------------------------------------------------------- zero-one
-def _zero_one_top_set(F, weight):
-    """Sorted-prefix search of Theorem 5: the value and the smallest potential in the best set.
+# ------------------------------------------------------------------------------- column layout
+def _columns(F):
+    """``F.T`` as a C-contiguous ``(k, n)`` array: a view when ``F`` is column-major (as the
+    feature operators return the potentials), otherwise one transposed copy.
 
-    Works on ``top - F`` (``top`` the row maximum; ``V(f + c) = V(f) + c``), so that prefix sums
-    of huge potentials (``1e308``) cannot overflow.
+    The kernels below reduce over the labels, the first axis of this array, which numpy does
+    with loops over whole rows of ``n`` entries; reducing a C-ordered ``(n, k)`` array along its
+    short rows costs several times more (a fixed overhead per row of ``k`` entries).
     """
-    k = F.shape[1]
-    decreasing = -np.sort(-F, axis=1)
-    top = decreasing[:, 0]
-    negated = top[:, None] - decreasing  # >= 0, non-decreasing
-    sizes = np.arange(1, k + 1)
-    candidates = np.cumsum(negated, axis=1)
-    candidates *= -1.0 / sizes
-    candidates += weight * (sizes - 1) / sizes
-    # prefixes tied in value (up to rounding, which depends on a shift of F) resolve to the
-    # shortest, so q* does not flip between equally optimal vertices under F + c
-    slack = 8 * k * np.finfo(float).eps * (np.abs(top) + negated[:, -1] + weight)
-    best = np.argmax(candidates >= (candidates.max(axis=1) - slack)[:, None], axis=1)
-    rows = _rows(F)
-    return top + candidates[rows, best], decreasing[rows, best]
+    return np.ascontiguousarray(F.T)
+
+
+#: The smallest normal float: gaps below it count as ties with the maximum (a subnormal bound
+#: would make every comparison with it take a slow microcode path on x86).
+_TINY = np.finfo(float).tiny
+
+
+def _count(mask):
+    """The number of True entries of each column of a ``(k, n)`` bool array: summed as bytes in
+    the smallest unsigned type that holds ``k`` (7x faster than a float or int64 sum)."""
+    return np.add.reduce(mask.view(np.uint8), axis=0, dtype=_small_uint(mask.shape[0] + 1))
+
+
+def _small_uint(top):
+    return np.uint8 if top < 2**8 else np.uint16 if top < 2**16 else np.uint64
+
+
+def _first_true(mask):
+    """Index of the first True of each column of a ``(k, n)`` bool array with one in every
+    column (``np.argmax(mask, axis=0)``, which has no fast path along that axis)."""
+    k = mask.shape[0]
+    dtype = _small_uint(k + 1)
+    rank = np.arange(k, 0, -1, dtype=dtype)[:, None]  # k - index
+    return k - (mask.view(np.uint8) * rank).max(axis=0).astype(np.intp)
+
+
+def _last_true(mask):
+    """Index of the last True of each column of a ``(k, n)`` bool array with one in every column."""
+    k = mask.shape[0]
+    rank = np.arange(1, k + 1, dtype=_small_uint(k + 1))[:, None]  # index + 1
+    return (mask.view(np.uint8) * rank).max(axis=0).astype(np.intp) - 1
+
+
+def _scatter(k, n, index, values, plus=None, more=None):
+    """A ``(k, n)`` array of zeros with ``values`` at ``(index[c], c)`` for every column ``c``
+    (and ``more`` added at ``(plus[c], c)``); returned transposed, as ``(n, k)``."""
+    Q = np.zeros((k, n))
+    flat, cols = Q.reshape(-1), np.arange(n)
+    flat[index * n + cols] = values
+    if plus is not None:
+        flat[plus * n + cols] += more
+    return Q.T
+
+
+def _water_level(gaps, volume, slack=None):
+    r"""The level ``d`` with ``sum_j (d - g_j)_+ = volume`` for each column of ``gaps`` (``(k,
+    n)``, non-negative, with a zero in every column), by Newton's method from ``d = volume``.
+
+    ``psi(d) = sum_j (d - g_j)_+`` is convex, piecewise linear and increasing, so Newton's
+    iterates ``d <- (sum_{g_j < d} g_j + volume) / |{g_j < d}|`` decrease monotonically to the
+    root and the sets ``{g_j < d}`` shrink: at most ``k`` passes, and only the columns whose set
+    changed are passed again (most settle after one or two; while most change, all are).  The
+    members of the final set are the labels with ``g_j < d - slack`` (and the zeros, with the
+    subnormal gaps): a label within ``slack`` of the level leaves it unchanged and is left out,
+    which is the shortest optimal set (``slack=None``: the labels below the level, for a level
+    alone).  Returns the level, the members (bool ``(k, n)``) and their number (an unsigned
+    integer per column).
+    """
+    k, n = gaps.shape
+    if slack is None:
+        members = gaps < volume
+    else:
+        slack = np.broadcast_to(slack, (n,))
+        members = gaps < np.maximum(volume - slack, _TINY)
+    count = _count(members)
+    level = np.einsum("ij,ij->j", gaps, members)
+    level += volume
+    level /= count
+    cols, sub, sub_count, sub_level = None, gaps, count, level
+    for _ in range(k):
+        if slack is None:
+            bound = sub_level
+        else:
+            bound = np.maximum(sub_level - (slack if cols is None else slack[cols]), _TINY)
+        inside = sub < bound
+        sizes = _count(inside)
+        changed = np.flatnonzero(sizes != sub_count)
+        if not changed.size:
+            break
+        if cols is None and 4 * changed.size > sub_count.size:  # most changed: redo them all
+            # (a column whose set did not change gets the same level again)
+            members, count = inside, sizes
+            level = np.einsum("ij,ij->j", gaps, members)
+            level += volume
+            level /= count
+            sub_count, sub_level = count, level
+            continue
+        cols = changed if cols is None else cols[changed]
+        sub, inside, sub_count = sub[:, changed], inside[:, changed], sizes[changed]
+        sub_level = np.einsum("ij,ij->j", sub, inside)
+        sub_level += volume
+        sub_level /= sub_count
+        members[:, cols] = inside
+        count[cols] = sub_count
+        level[cols] = sub_level
+    return level, members, count
+
+
+def _finite_gaps(gaps):
+    """Gaps ``top - f`` past the largest float (potentials ``1e308`` apart) overflow to ``inf``,
+    and ``inf * 0`` in the masked sums is NaN: clip them to the largest float (they stay far
+    above every level)."""
+    if not np.isfinite(gaps.max()):
+        np.minimum(gaps, np.finfo(float).max, out=gaps)
+    return gaps
+
+
+# --------------------------------------------------------------------------------------- zero-one
+def _zero_one_set(F, weight):
+    """The value and the best set ``S`` of Theorem 5 (members ``(k, n)`` and their number).
+
+    ``V = max_S (sum_S f + c(|S| - 1)) / |S| = top + c - d`` with ``d`` the water level of the
+    gaps ``top - f`` for the volume ``c`` (:func:`_water_level`), and ``S = {f_j > top - d}``.
+    Working on the gaps (``V(f + a) = V(f) + a``) keeps huge potentials (``1e308``) from
+    overflowing.  Labels within a rounding slack of the level (ties up to rounding, which depends
+    on a shift of ``F``) are left out of ``S``, so ``q*`` does not flip between equally optimal
+    vertices under ``F + a``.
+    """
+    FT = _columns(F)
+    k = FT.shape[0]
+    top = FT.max(axis=0)
+    gaps = top - FT  # >= 0, zero at the maxima
+    # the level and the gaps it is compared with are at most c: their rounding errors, and those
+    # of a shift of F, are below this
+    slack = 8 * k * np.finfo(float).eps * (np.abs(top) + weight)
+    level, members, count = _water_level(_finite_gaps(gaps), weight, slack)
+    return top + (weight - level), members, count
 
 
 def zero_one(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -80,14 +196,15 @@ def zero_one(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray
 
     .. math::  V(f) = \max_{\emptyset \ne S \subseteq [k]} \frac{\sum_{i \in S} f_i + c(|S|-1)}{|S|}
 
-    The maximising ``S`` is a prefix of the potentials sorted in decreasing order, so all prefixes
-    are scored at once (``O(k log k)`` per row); ``q*`` is uniform on ``S``.  Labels tied with the
-    smallest member of ``S`` are included: optimality of the prefix gives
-    ``V = f_(j) + c``, so adding a tied label leaves the value unchanged.
+    The maximising ``S`` is a set of largest potentials, ``{f_j > V - c}``: the labels above the
+    water level ``u`` with ``sum_j (f_j - u)_+ = c`` (``V = u + c``), found for all rows at once
+    by a few vectorised Newton passes (:func:`_water_level`, ``O(k)`` per row and pass); ``q*``
+    is uniform on ``S``.  Labels tied with the smallest member of ``S`` are in ``S``; labels at
+    the level itself (which leave the value unchanged) are not.
     """
-    value, threshold = _zero_one_top_set(F, weight)
-    top = F >= threshold[:, None]
-    return value, top / np.count_nonzero(top, axis=1)[:, None]
+    value, members, count = _zero_one_set(F, weight)
+    Q = members * (1.0 / count)
+    return value, Q.T
 
 
 def zero_one_predictor(F: np.ndarray, weight: float = 1.0) -> np.ndarray:
@@ -96,7 +213,7 @@ def zero_one_predictor(F: np.ndarray, weight: float = 1.0) -> np.ndarray:
     With ``V`` the value, ``p*_j = max(0, f_j + c - V) / c``: the water-filling that equalises
     ``c (1 - p_j) + f_j = V`` on the optimal set ``S`` and leaves it below ``V`` elsewhere.
     """
-    value = _zero_one_top_set(F, weight)[0]
+    value = _zero_one_set(F, weight)[0]
     p = np.maximum(F + weight - value[:, None], 0.0)
     return p / p.sum(axis=1, keepdims=True)
 
@@ -111,14 +228,14 @@ def zero_one_vertices(k: int, weight: float = 1.0) -> tuple[np.ndarray, np.ndarr
 
 # ---------------------------------------------------------------------------------------- ordinal
 def _ordinal_ends(F, weight):
-    k = F.shape[1]
-    labels = np.arange(k)
-    low = F - weight * labels
-    high = F + weight * labels
-    i = np.argmax(low, axis=1)  # first maximiser
-    j = k - 1 - np.argmax(high[:, ::-1], axis=1)  # last maximiser, so i <= j
-    rows = _rows(F)
-    return low[rows, i], high[rows, j], i, j
+    FT = _columns(F)
+    shift = (weight * np.arange(FT.shape[0]))[:, None]
+    low = FT - shift
+    high = FT + shift
+    a, b = low.max(axis=0), high.max(axis=0)
+    i = _first_true(low == a)  # first maximiser
+    j = _last_true(high == b)  # last maximiser, so i <= j
+    return a, b, i, j
 
 
 def ordinal(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -130,10 +247,7 @@ def ordinal(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]
     The two maximisations are independent, so the cost is ``O(k)`` per row.
     """
     a, b, i, j = _ordinal_ends(F, weight)
-    q = np.zeros_like(F)
-    rows = _rows(F)
-    q[rows, i] = 0.5  # each statement writes one entry per row (faster than np.add.at)
-    q[rows, j] += 0.5
+    q = _scatter(F.shape[1], F.shape[0], i, 0.5, j, 0.5)
     return 0.5 * a + 0.5 * b, q  # not 0.5 * (a + b), which overflows for f near 1e308
 
 
@@ -168,6 +282,11 @@ def ordinal_vertices(k: int, weight: float = 1.0) -> tuple[np.ndarray, np.ndarra
 
 
 # ---------------------------------------------------------------------------------------- squared
+#: :func:`_squared_vertex` tests a new label against every vertex of the stacks at once while
+#: they hold at most this many (else vertex by vertex, on the rows that pop): ``O(k)`` per row.
+_HULL_BLOCK = 16
+
+
 def _squared_vertex(F, weight):
     r"""Best vertex of Theorem 7 in ``O(k)`` amortised per row (the paper's algorithm is ``O(k^3)``).
 
@@ -181,61 +300,89 @@ def _squared_vertex(F, weight):
     for a given ``l`` is therefore the upper concave hull of ``(j, b_j)`` at ``theta = l - 1/2``.
     The hull is built by the monotone chain (the labels are already sorted; collinear points
     are kept, so a hull segment is the shortest chord through ``theta``), each label pushed once
-    and popped at most once, vectorised over the rows; it is then read at the ``k - 1``
-    half-integers.  Exact ties are resolved as the former ``O(k^2)`` search over gaps did:
-    shortest gap ``d = j - i``, then smallest ``i``, then largest ``l``.  Returns the value, ``i``,
-    ``d`` (0 for a single point ``e_i``) and ``u = theta - i``.
+    and popped at most once, vectorised over the rows in the column layout (:func:`_columns`):
+    while the stacks are shallow (:data:`_HULL_BLOCK`) a new label is tested against all their
+    vertices in one pass, else vertex by vertex.  On each hull segment the value is a concave
+    quadratic in ``theta``, best at the half-integer nearest to its vertex ``slope / (2c)``
+    (the larger ``l`` on a tie).  Exact ties between segments are resolved as the former
+    ``O(k^2)`` search over gaps did: shortest gap ``d = j - i``, then smallest ``i``.  Returns the
+    value, ``i``, ``d`` (0 for a single point ``e_i``) and ``u = theta - i``.
     """
-    n, k = F.shape
-    rows = _rows(F)
-    best_i = np.argmax(F, axis=1)
-    best_value = F[rows, best_i]
-    zeros = np.zeros(n, dtype=np.int64)
+    FT = _columns(F)
+    k, n = FT.shape
+    best_value = FT.max(axis=0)
+    best_i = _first_true(FT == best_value)
+    zeros = np.zeros(n, dtype=np.intp)
     if k == 1:
         return best_value, best_i, zeros, np.zeros(n)
-    labels = np.arange(k)
-    B = F + weight * labels.astype(np.float64) ** 2
-    stack = np.empty((n, k), dtype=np.int64)  # hull vertices of each row, bottom first
-    stack[:, 0] = 0
-    size = np.ones(n, dtype=np.int64)
-    for j in range(1, k):
-        active = rows if j >= 2 else rows[:0]  # every stack holds two labels from j = 2 on
-        while active.size:  # pop the last vertex while it lies strictly below the new chord
-            top = size[active]
-            last, before = stack[active, top - 1], stack[active, top - 2]
-            base = B[active, before]
-            pop = (B[active, last] - base) * (j - before) < (B[active, j] - base) * (last - before)
-            active = active[pop]
-            size[active] -= 1
-            active = active[size[active] >= 2]
-        stack[rows, size] = j
-        size += 1
-    vertex = np.zeros((n, k), dtype=bool)  # the labels on the hull
-    R, S = np.nonzero(labels < size[:, None])
-    vertex[R, stack[R, S]] = True
-    # the hull segment around l - 1/2: the last vertex <= l - 1 and the first one >= l
-    left = np.maximum.accumulate(np.where(vertex, labels, 0), axis=1)[:, : k - 1]
-    right = np.minimum.accumulate(np.where(vertex, labels, k)[:, :0:-1], axis=1)[:, ::-1]
-    low = np.take_along_axis(B, left, axis=1)
-    high = np.take_along_axis(B, right, axis=1)
-    theta = labels[: k - 1] + 0.5
-    values = (high - low) / (right - left)
-    values *= theta - left
+    labels = np.arange(k, dtype=np.float64)
+    B = FT + (weight * labels**2)[:, None]
+    # the hull of each row (column), bottom first: its labels (as floats) and their b
+    hull, hull_b = np.zeros((k, n)), np.zeros((k, n))
+    hull[:2], hull_b[:2] = labels[:2, None], B[:2]
+    # stack positions and sizes are kept times n, as offsets into the flattened stacks
+    end, depth = np.full(n, 2 * n, dtype=np.intp), 2  # n * size
+    offsets = np.arange(0, k * n, n)[:, None]  # n * position
+    stays = np.ones((k, n), dtype=bool)  # the bottom vertex always stays
+    cols = np.arange(n)
+    flat_hull, flat_b = hull.reshape(-1), hull_b.reshape(-1)
+    for j in range(2, k):
+        if depth <= _HULL_BLOCK:
+            # whether each vertex lies strictly below the chord from the one beneath it to j:
+            # that does not depend on the vertices above it, so it is tested for the whole
+            # stack at once, and the vertices above the highest one that stays are popped
+            before, base = hull[: depth - 1], hull_b[: depth - 1]
+            pop = (hull_b[1:depth] - base) * (j - before) < (B[j] - base) * (hull[1:depth] - before)
+            np.less(offsets[1:depth], end, out=stays[1:depth])
+            np.greater(stays[1:depth], pop, out=stays[1:depth])
+            top = (offsets[1 : depth + 1] * stays[:depth]).max(axis=0)  # n * (new position)
+        else:  # a deep stack: pop vertex by vertex, on the rows that still pop
+            active, top = cols, end.copy()
+            while active.size:
+                last = top[active] - n + active
+                below = last - n
+                before, base = flat_hull[below], flat_b[below]
+                pop = (flat_b[last] - base) * (j - before) < (B[j, active] - base) * (
+                    flat_hull[last] - before
+                )
+                active = active[pop]
+                top[active] -= n
+                active = active[top[active] >= 2 * n]
+        flat = top + cols
+        flat_hull[flat] = j
+        flat_b[flat] = B[j]
+        end = top + n
+        depth = int(end.max()) // n
+    # each hull segment (i, j): its best half-integer theta = l - 1/2 is the one nearest to
+    # the vertex slope / (2c) of the concave chord(theta) - c (theta^2 - 1/4)
+    low_i, high_i = hull[: depth - 1], hull[1:depth]
+    low = hull_b[: depth - 1]
+    # (the stale entries above a row's hull are finite, but may repeat a label)
+    slope = (hull_b[1:depth] - low) / np.maximum(high_i - low_i, 1.0)
+    l = np.floor(slope * (0.5 / weight))
+    l += 1.0
+    np.maximum(l, low_i + 1.0, out=l)
+    np.minimum(l, high_i, out=l)
+    values = slope * (l - 0.5 - low_i)
     values += low
-    values -= weight * labels[: k - 1] * (labels[: k - 1] + 1.0)
-    l = np.argmax(values, axis=1)
-    top = values[rows, l]
-    tied = np.flatnonzero(np.count_nonzero(values == top[:, None], axis=1) > 1)
-    if tied.size:  # exact ties: shortest gap, then smallest i, then largest l
-        order = (right[tied] - left[tied]) * (k * k) + left[tied] * k + (k - 2 - labels[: k - 1])
-        l[tied] = np.argmin(np.where(values[tied] == top[tied, None], order, k**3), axis=1)
+    values -= weight * (l - 1.0) * l
+    np.copyto(values, -np.inf, where=offsets[1:depth] >= end)  # not on this row's hull
+    top = values.max(axis=0)
+    best = values == top
+    segment = _first_true(best)  # the smallest i
+    tied = _count(best) > 1
+    if tied.any():  # exact ties: shortest gap, then smallest i
+        tied = np.flatnonzero(tied)
+        gap = (high_i[:, tied] - low_i[:, tied]) * k + np.arange(depth - 1)[:, None]
+        segment[tied] = np.where(best[:, tied], gap, k * k).argmin(axis=0)
+    pick = segment * n + cols
+    i = low_i.reshape(-1)[pick].astype(np.intp)
     better = top > best_value
-    i = left[rows, l]
     return (
         np.where(better, top, best_value),
         np.where(better, i, best_i),
-        np.where(better, right[rows, l] - i, zeros),
-        np.where(better, theta[l] - i, 0.0),
+        np.where(better, high_i.reshape(-1)[pick].astype(np.intp) - i, zeros),
+        np.where(better, l.reshape(-1)[pick] - 0.5 - i, 0.0),
     )
 
 
@@ -249,13 +396,8 @@ def squared(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]
     (``l = i + u + 1/2``).
     """
     value, i, d, u = _squared_vertex(F, weight)
-    rows = _rows(F)
-    q = np.zeros_like(F)
-    pair = d > 0
-    share = np.where(pair, u / np.maximum(d, 1), 0.0)
-    q[rows, i] = 1.0 - share
-    q[rows, i + d] += share
-    return value, q
+    share = u / np.maximum(d, 1)  # u = 0 for a single point (d = 0)
+    return value, _scatter(F.shape[1], F.shape[0], i, 1.0 - share, i + d, share)
 
 
 def squared_predictor(F: np.ndarray, weight: float = 1.0) -> np.ndarray:
@@ -306,12 +448,13 @@ def _check_alpha(alpha):
 
 
 def _top_two(F):
-    rows = _rows(F)
-    first = np.argmax(F, axis=1)
-    rest = F.copy()
-    rest[rows, first] = -np.inf
-    second = np.argmax(rest, axis=1)
-    return first, second, F[rows, first], F[rows, second]
+    FT = _columns(F)
+    top = FT.max(axis=0)
+    first = _first_true(FT == top)
+    rest = FT.copy()
+    rest.reshape(-1)[first * FT.shape[1] + np.arange(FT.shape[1])] = -np.inf
+    second_value = rest.max(axis=0)
+    return first, _first_true(rest == second_value), top, second_value
 
 
 def abstain(F: np.ndarray, alpha: float, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -326,10 +469,14 @@ def abstain(F: np.ndarray, alpha: float, weight: float = 1.0) -> tuple[np.ndarra
     i, j, f1, f2 = _top_two(F)
     mixed = (1.0 - alpha) * f1 + alpha * f2 + weight * alpha
     use_mixed = mixed > f1
-    rows = _rows(F)
-    q = np.zeros_like(F)
-    q[rows, i] = np.where(use_mixed, 1.0 - alpha, 1.0)
-    q[rows, j] += np.where(use_mixed, alpha, 0.0)
+    q = _scatter(
+        F.shape[1],
+        F.shape[0],
+        i,
+        np.where(use_mixed, 1.0 - alpha, 1.0),
+        j,
+        np.where(use_mixed, alpha, 0.0),
+    )
     return np.maximum(f1, mixed), q
 
 
@@ -461,7 +608,7 @@ def zero_one_smoothed(F: np.ndarray, mu: float) -> tuple[np.ndarray, np.ndarray]
 def zero_one_quadratic_smoothing(
     F: np.ndarray, mu: float, weight: float = 1.0, return_levels: bool = False
 ) -> tuple[Any, ...]:
-    r"""Quadratically smoothed weighted zero-one game in ``O(k log k)`` per row.
+    r"""Quadratically smoothed weighted zero-one game in ``O(k)`` per row and Newton pass.
 
     .. math::  V_\mu(f) = \max_{q \in \Delta} f^\top q + c\,(1 - \max_j q_j)
                           - \tfrac{\mu}{2}\|q\|^2,
@@ -477,42 +624,42 @@ def zero_one_quadratic_smoothing(
     .. math::  q^* = \frac{(\min(f, u) - \tau)_+}{\mu}, \qquad
                \sum_j (f_j - u)_+ = c, \qquad \sum_j (\min(f_j, u) - \tau)_+ = \mu,
 
-    two water-fillings on the potentials sorted once (``u`` from the top with volume ``c``, then
-    the simplex projection of ``min(f, u) / mu``).  ``u`` does not depend on ``mu``: it is
-    the level of Theorem 5, ``V(f) = u + c``.  Returns ``(V_mu(f), q*)``, and with
-    ``return_levels`` also ``(top, u, tau)`` (``u`` and ``tau`` relative to the row maximum
-    ``top``, so ``V = top + u + c``), from which the Jacobian of ``q*`` (piecewise constant)
-    follows.
+    two water-fillings (``u`` from the top with volume ``c``, then the simplex projection of
+    ``min(f, u) / mu``), each by a few vectorised Newton passes (:func:`_water_level`).  ``u``
+    does not depend on ``mu``: it is the level of Theorem 5, ``V(f) = u + c``.  Returns
+    ``(V_mu(f), q*)``, and with ``return_levels`` also ``(top, u, tau)`` (``u`` and ``tau``
+    relative to the row maximum ``top``, so ``V = top + u + c``), from which the Jacobian of
+    ``q*`` (piecewise constant) follows.
     """
+    value, Q, top, level, fill, _, _ = _zero_one_smoothing(F, mu, weight)
+    if return_levels:
+        return value, Q.T, (top, -level, -(level + fill))
+    return value, Q.T
+
+
+def _zero_one_smoothing(F, mu, weight):
+    """:func:`zero_one_quadratic_smoothing` in the column layout (:func:`_columns`): ``V_mu``,
+    ``q*`` as a ``(k, n)`` array, the row maximum ``top``, the levels ``d = -u`` and ``e`` (``tau
+    = -(d + e)``) and the two water-fillings' sets: the capped labels (``f_j > u``) and the
+    active ones (``q_j > 0``), both ``(k, n)`` bool, each with its size per row."""
     if not mu > 0:
         raise ValueError(f"the smoothing mu must be positive; got {mu!r}.")
-    k = F.shape[1]
-    sizes = np.arange(1.0, k + 1.0)
-    top = F.max(axis=1)
-    G = F - top[:, None]  # V_mu(f + a) = V_mu(f) + a
-    s = np.sort(G, axis=1)[:, ::-1]
-    # each water level is the largest prefix level (S_j - volume) / j: the prefix levels rise
-    # while the next entry is above them and fall after
-    levels = np.cumsum(s, axis=1)
-    levels -= weight
-    levels /= sizes
-    u = levels.max(axis=1)
-    levels = np.minimum(s, u[:, None])
-    np.cumsum(levels, axis=1, out=levels)
-    levels -= mu
-    levels /= sizes
-    tau = levels.max(axis=1)
-    Q = np.minimum(G, u[:, None])
-    Q -= tau[:, None]
+    FT = _columns(F)
+    top = FT.max(axis=0)
+    gaps = _finite_gaps(top - FT)  # V_mu(f + a) = V_mu(f) + a
+    level, capped, n_capped = _water_level(gaps, weight)  # u = -level: sum (g - u)_+ = c
+    # min(f, u) - u, negated: max(gaps - level, 0), zero on the capped labels; its water level
+    # for the volume mu is u - tau
+    excess = gaps - level
+    np.maximum(excess, 0.0, out=excess)
+    fill, active, n_active = _water_level(excess, mu)
+    Q = fill - excess  # mu q* = (min(f, u) - tau)_+
     np.maximum(Q, 0.0, out=Q)
     Q *= 1.0 / mu
-    cap = (u - tau) / mu
-    value = np.einsum("ij,ij->i", G - 0.5 * mu * Q, Q)
-    value += weight * (1.0 - cap)
-    value += top
-    if return_levels:
-        return value, Q, (top, u, tau)
-    return value, Q
+    value = np.einsum("ij,ij->j", gaps + 0.5 * mu * Q, Q)
+    value -= weight * (1.0 - fill / mu)  # cap = max_j q_j = (u - tau) / mu
+    np.subtract(top, value, out=value)
+    return value, Q, top, level, fill, (capped, n_capped), (active, n_active)
 
 
 def quadratic(Z: np.ndarray, rho: float | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -97,18 +97,34 @@ class FeatureMap:
         return theta
 
 
+#: ``_DenseOperator.forward`` computes ``F^T = Theta^T X1^T`` (``F`` column-major) for ``X1``
+#: with at least this many entries.  Measured at one OpenBLAS thread (``d + 1 = 65, 101``,
+#: ``k = 10``): ``X1 @ Theta`` is up to 30% faster below ~1 MB of ``X1``, the transposed product
+#: 1.2-4x faster above (``n = 20,000``, ``d = 100``: 1.4-1.5 ms instead of 2.2-6 ms).
+TRANSPOSED_FORWARD_ENTRIES = 100_000
+
+
 class _DenseOperator:
-    """``F = X1 @ Theta`` with ``Theta = theta.reshape(p, k)``: the multiclass / kernel form."""
+    """``F = X1 @ Theta`` with ``Theta = theta.reshape(p, k)``: the multiclass / kernel form.
+
+    Both products are arranged for BLAS with ``k`` small: ``adjoint`` as ``(G^T X1)^T`` (for
+    ``G`` in either memory order; 1-3.4x faster than ``X1^T G``), ``forward`` as ``(Theta^T
+    X1^T)^T`` for a large ``X1`` (:data:`TRANSPOSED_FORWARD_ENTRIES`), which returns a
+    column-major ``F``: the layout the closed forms of :mod:`advgame.closed_forms` work in.
+    """
 
     def __init__(self, X1, k):
         self.X1 = X1
         self.k = k
 
     def forward(self, theta):
-        return self.X1 @ theta.reshape(-1, self.k)
+        Theta = theta.reshape(-1, self.k)
+        if self.X1.size >= TRANSPOSED_FORWARD_ENTRIES:
+            return (Theta.T @ self.X1.T).T
+        return self.X1 @ Theta
 
     def adjoint(self, G):
-        return (self.X1.T @ G).ravel()
+        return (G.T @ self.X1).T.ravel()
 
     def matrix(self):
         """``kron(X1, I_k)`` (CSR).  For an ``X1`` without zero entries (the usual case) its

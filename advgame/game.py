@@ -331,6 +331,12 @@ class Game:
         value, Q = self._solve_adversary(F, method)
         return (value[0], Q[0]) if single else (value, Q)
 
+    def _value_and_adversary(self, F: np.ndarray, method: str = "auto") -> tuple[Any, Any]:
+        """:meth:`value_and_adversary` for trusted callers (the learners' objectives): ``F`` is
+        already a float64 ``(n, k)`` array, so the validation pass is skipped.  Non-finite
+        potentials give non-finite results instead of an error; callers check their output."""
+        return self._solve_adversary(F, method)
+
     def adversary(self, F: ArrayLike, method: str = "auto") -> np.ndarray:
         r"""An optimal adversary ``q*`` per row: a subgradient of ``value`` (Theorem 19)."""
         F, single = as_potentials(F, self.n_labels)

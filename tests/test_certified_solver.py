@@ -6,6 +6,9 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from sklearn.preprocessing import StandardScaler
 
 import advgame as ag
@@ -232,3 +235,53 @@ def test_large_lbfgs_fits_are_finished_by_the_smoothing_certificate(monkeypatch,
         model = ag.AdversarialClassifier(solver="lbfgs", tol=1e-6).fit(X, y)
     assert model.converged_ == "certified" and model.gap_ <= 1e-6
     assert solvers.MAX_SMOOTHED_VERTICES >= len(ag.Game(ag.losses.squared(10)).vertex_table())
+
+
+@pytest.mark.parametrize("uncertainty", ("soft", "linf"))
+@pytest.mark.parametrize("loss", ("zero_one", "ordinal", "cost_sensitive"))
+def test_coarse_warm_start_keeps_the_certificate(data, loss, uncertainty, monkeypatch):
+    """The subsample warm start of large problems (here forced on 80 rows) changes the path,
+    not the answer: certified, bracketing the compiled optimum, and ``coarse=False`` agrees."""
+    X, y = data
+    monkeypatch.setattr(solvers, "COARSE_MIN_ROWS", 40)
+    monkeypatch.setattr(solvers, "COARSE_STEP", 3)
+    objective, optimum = _problem(X, y, _loss(loss), _uncertainty(uncertainty, y.size))
+    theta0 = np.zeros(objective.fmap.n_params)
+    tol = 1e-6
+    warm = fit_smoothed(objective, theta0, tol=tol)
+    cold = fit_smoothed(objective, theta0, tol=tol, coarse=False)
+    assert warm.message == cold.message == "certified"
+    slack = 1e-7 * max(1.0, abs(optimum.objective))
+    for result in (warm, cold):
+        assert result.objective - result.gap <= optimum.objective + slack
+        assert optimum.objective <= result.objective + slack
+    assert warm.objective == pytest.approx(cold.objective, abs=2 * tol + slack)
+
+
+def test_subset_objective_renormalises_the_weights(data):
+    X, y = data
+    objective, _ = _problem(X, y, _loss("zero_one"), _uncertainty("soft", y.size))
+    rows = np.arange(0, y.size, 4)
+    theta = np.random.default_rng(0).normal(size=objective.fmap.n_params)
+    part = objective.subset(rows)
+    assert part.weights.sum() == pytest.approx(1.0)
+    value, gradient = part(theta)
+    batch_value, batch_gradient = objective.batch(theta, rows)
+    assert value == pytest.approx(batch_value, abs=1e-14)
+    np.testing.assert_allclose(gradient, batch_gradient, atol=1e-14)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 6).flatmap(
+        lambda k: st.tuples(
+            arrays(np.float64, (k + 1, k), elements=st.floats(0, 1e6)),
+            arrays(np.float64, (5, k), elements=st.floats(0, 1)),
+        )
+    )
+)
+def test_entropies_are_the_row_minima_of_the_expected_losses(case):
+    """``H_L(q) = min_a (L q)_a`` row by row, with an extra action, ties and huge losses."""
+    L, Q = case
+    expected = np.min(Q @ L.T, axis=1)  # the same products, summed in another order
+    np.testing.assert_allclose(solvers.entropies(L, Q), expected, rtol=1e-12, atol=1e-9)

@@ -29,7 +29,7 @@ def test_squared_microseconds_per_row_is_measured(k):
 
 def test_full_settings_measure_the_issue_sizes():
     assert train.FULL.eval_sizes == ((1_000, 100, 10), (20_000, 100, 10))
-    assert train.FULL.classification_rows == (2_000, 20_000)
+    assert train.FULL.classification_rows == (2_000, 20_000, 200_000)
     assert {"digits", "optdigits", "satimage", "segment"} <= set(train.FULL.problems)
     assert train.SQUARED_K == (10, 100)
 

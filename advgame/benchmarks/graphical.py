@@ -94,6 +94,7 @@ def _make(model, loss, weights, strength):
             node_weights=weights,
             strength=strength,
             solver="subgradient" if sgd else "compile",
+            certify=False,  # the paper's method as it stands: no cutting-plane finish
             max_iter=EPOCHS,
             random_state=0,
         )

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GraphLearningProgram",
     "compile_graph",
+    "compile_graph_cuts",
     "compile_graph_game",
     "graph_latex",
 ]
@@ -306,6 +307,69 @@ def compile_graph(
     return GraphLearningProgram(
         primal, builder, layout, w, latex, exact=all(game.exact for game in games)
     )
+
+
+def compile_graph_cuts(
+    fmap: GraphFeatures,
+    uncertainty: UncertaintySet,
+    observed: np.ndarray,
+    weights: np.ndarray,
+    cut_examples: np.ndarray,
+    cut_moments: np.ndarray,
+    cut_entropies: np.ndarray,
+) -> Program:
+    r"""The cutting-plane master of the graph learning problem: each example's game replaced by
+    cuts (Kelley's method with one cut set per example).
+
+    Every adversary ``mu`` in example ``s``'s marginal polytope (node marginals ``q_i`` and edge
+    marginals ``Q_ij``) gives the cut ``value_s(theta) >= H_s(mu) + theta^T Phi_s^T mu`` with
+    ``H_s(mu) = sum_i w_i min_a (L q_i)_a`` (Fathony et al. 2018b, Eq. 6: the game value is the
+    maximum over ``mu``), so
+
+    .. math::  \min_{\theta, u}\ \sum_s \omega_s u_s - \theta^\top \sum_s \omega_s
+               \phi(x_s, y_s) + R(\theta) \quad\text{s.t.}\quad
+               u_s \ge h_t + a_t^\top \theta \ \ \text{for every cut } t \text{ of } s,
+               \qquad h_t = H_s(\mu_t),\ a_t = \Phi_s^\top \mu_t,
+
+    is a relaxation of the learning problem (its optimum is at most ``J*``).  Its multipliers
+    ``lambda_t >= 0`` on the cuts sum to ``omega_s`` over each example's cuts at an optimum
+    (stationarity in ``u_s``): they mix the cut adversaries into one feasible adversary per
+    example, whose weak-duality bound
+    (:func:`advgame.models.graphical.graph_dual_bound`) is the master's optimum.
+
+    Parameters
+    ----------
+    fmap : GraphFeatures
+    uncertainty : UncertaintySet
+        Adds its regulariser ``R`` (:meth:`~advgame.uncertainty.UncertaintySet.add_to_program`).
+    observed : ndarray (n_params,)
+        ``sum_s omega_s phi(x_s, y_s)``.
+    weights : ndarray (n_examples,)
+        ``omega_s`` (summing to one).
+    cut_examples : ndarray of int (m,)
+        The example of each cut.
+    cut_moments : ndarray (m, n_params)
+        ``a_t = Phi_s^T mu_t``: the expected features under the cut's adversary.
+    cut_entropies : ndarray (m,)
+        ``h_t = H_s(mu_t)``.
+
+    Returns
+    -------
+    Program
+        Blocks ``theta`` and ``u``, the regulariser's blocks and the rows ``cuts``.
+    """
+    program = Program("graph cutting-plane master")
+    theta = program.add_variables("theta", fmap.n_params, cost=-observed, label="-b_obs")
+    u = program.add_variables("u", weights.size, cost=weights, label="omega")
+    uncertainty.add_to_program(program, theta, fmap)
+    m = cut_examples.size
+    select = sp.csr_matrix((np.ones(m), (np.arange(m), cut_examples)), shape=(m, weights.size))
+    program.add_rows(
+        "cuts",
+        [(u, select, "S"), (theta, -sp.csr_matrix(cut_moments), "-A")],
+        lower=cut_entropies,
+    )
+    return program
 
 
 # ------------------------------------------------------------------------ from a declaration
