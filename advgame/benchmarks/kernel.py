@@ -19,20 +19,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from sklearn.datasets import load_digits
 from sklearn.metrics.pairwise import pairwise_kernels
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from .. import datasets
 from ..models import AdversarialClassifier
 from ._protocol import Progress, median_seconds
 from .oracle import machine_info, report_header, write_results
+from .train import _split, _vendored
 
 __all__ = ["run", "Settings", "FULL", "QUICK", "PROBLEMS"]
 
-SEED = 0
 #: The certified relative gap asked of the adversarial model (``tol``).
 TOL = 1e-4
 #: SVC's ``C`` matching the classifier's default ``strength = 1/n`` (see the module notes).
@@ -54,23 +50,6 @@ class Settings:
 FULL = Settings(problems=PROBLEMS, max_rows=None, fit_repeats=3)
 #: ``--quick`` (for tests; seconds): every problem subsampled to 300 rows, one fit per model.
 QUICK = Settings(problems=PROBLEMS, max_rows=300, fit_repeats=1)
-
-
-def _load(name):
-    if name == "digits":
-        return load_digits(return_X_y=True)
-    data = datasets.load(f"multiclass/{name}")
-    return data.X, data.y
-
-
-def _split(X, y, max_rows=None):
-    if max_rows is not None and len(y) > max_rows:  # quick mode: a stratified subsample
-        X, _, y, _ = train_test_split(X, y, train_size=max_rows, random_state=SEED, stratify=y)
-    X_train, X_test, y_train, y_test = train_test_split(
-        X, y, test_size=0.3, random_state=SEED, stratify=y
-    )
-    scaler = StandardScaler().fit(X_train)
-    return scaler.transform(X_train), scaler.transform(X_test), y_train, y_test
 
 
 def bench_problem(name, X, y, max_rows=None, repeats=1):
@@ -136,7 +115,7 @@ def run(quick=False, out=None, print_fn=print):
     records = []
     for i, name in enumerate(settings.problems, 1):
         progress(f"{i}/{len(settings.problems)} {name}")
-        X, y = _load(name)
+        X, y = _vendored(name)
         records.append(bench_problem(name, X, y, settings.max_rows, settings.fit_repeats))
     report = format_report(records, meta)
     print_fn(report)

@@ -529,16 +529,19 @@ class _GraphicalModel(ProgramNotPickled, ExampleBinding, BaseEstimator):
             escape = {"batch_size": self.batch_size, "random_state": self.random_state}
             result = fit_lbfgs(objective, theta0, self.max_iter, self.tol, escape=escape)
         else:
-            result = fit_adagrad(
-                objective,
-                theta0,
-                n_epochs=self.max_iter,
-                batch_size=self.batch_size,
-                step=self.learning_rate,
-                random_state=self.random_state,
-            )
+            result = self._fit_adagrad(objective, theta0)
         self.theta_, self.objective_, self.n_iter_ = result.theta, result.objective, result.n_iter
         return result
+
+    def _fit_adagrad(self, objective, theta0):
+        return fit_adagrad(
+            objective,
+            theta0,
+            n_epochs=self.max_iter,
+            batch_size=self.batch_size,
+            step=self.learning_rate,
+            random_state=self.random_state,
+        )
 
     def _potentials(self, data):
         return self.feature_map_.potentials(self.theta_, data.X1, data.Z1)
@@ -883,14 +886,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
             result = refine(theta0, self.max_iter)
             n_iter = result.n_iter
         else:
-            result = fit_adagrad(
-                objective,
-                theta0,
-                n_epochs=self.max_iter,
-                batch_size=self.batch_size,
-                step=self.learning_rate,
-                random_state=self.random_state,
-            )
+            result = self._fit_adagrad(objective, theta0)
             n_iter = result.n_iter
             progress(self, f"subgradient: {result.message}, objective {result.objective:.10g}")
             if self.certify:
