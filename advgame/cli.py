@@ -38,6 +38,8 @@ Subcommands
     published numbers beside ours: ``seed000`` Fathony et al. (2018a), ``seed001`` Farnia and
     Tse (2016), ``seed002`` Fathony et al. (2018b), ``seed003`` Wang and Qiao (2022) and
     ``seed004`` Blondel (2019); the benchmark that reproduces each (:data:`REPRODUCTIONS`).
+    ``reproduce seed000`` also takes ``--n-jobs J`` (parallel joblib jobs, the tables unchanged),
+    ``--full`` (every row, exact Gaussian kernels) and ``--gaussian {exact,kpca}``.
 ``advgame bench prediction-sets``
     Wang and Qiao's (2022) Tables 1-3 (Examples 1-2, optdigits in place of zipcode): set-valued
     classifiers with split-conformal thresholds (KDE, OCSVM, BSVM, GPS, GPSKFS) beside the published
@@ -65,6 +67,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -99,6 +102,10 @@ VERIFY_MAX_ENTRIES = 2_000_000
 MATRIX_MAX_ACTIONS = 2_000
 #: Most parallel jobs of ``compare`` (each worker is a process of about 200 MB).
 COMPARE_MAX_JOBS = 4
+#: Most parallel jobs of ``reproduce seed000 --n-jobs`` (a full-data Gaussian worker holds
+#: Gram matrices of up to 4,504 x 4,504 rows, a few hundred MB; larger clusters go through
+#: ``joblib.parallel_config`` and :func:`advgame.benchmarks.seed000.run`).
+REPRODUCE_MAX_JOBS = 16
 
 LOSSES = {
     "zero-one": losses.zero_one,
@@ -577,7 +584,17 @@ def cmd_reproduce(args):
     if args.seed == "all":
         return run_all([bench for _, bench, _ in REPRODUCTIONS], args.quick, args.out)
     bench = {seed: bench for seed, bench, _ in REPRODUCTIONS}[args.seed]
-    _benchmark(bench).run(quick=args.quick, out=args.out)
+    options = {}
+    if getattr(args, "n_jobs", None) is not None:
+        options["n_jobs"] = args.n_jobs
+    if getattr(args, "gaussian", None) is not None or getattr(args, "full", False):
+        from .benchmarks.seed000 import FULL, QUICK, SUBSAMPLED
+
+        settings = QUICK if args.quick else FULL if args.full else SUBSAMPLED
+        if args.gaussian is not None:
+            settings = replace(settings, gaussian=args.gaussian)
+        options["settings"] = settings
+    _benchmark(bench).run(quick=args.quick, out=args.out, **options)
     return 0
 
 
@@ -821,11 +838,39 @@ def build_parser():
         alias = "" if bench == seed else f" (= advgame bench {bench})"
         command = seeds.add_parser(seed, help=summary + alias)
         _run_options(command, cmd_reproduce, "few splits, small grids")
+        if seed == "seed000":
+            _seed000_options(command)
     _run_options(
         seeds.add_parser("all", help="every paper above, in turn"), cmd_reproduce, all_=True
     )
     _compare_parser(commands)
     return parser
+
+
+def _seed000_options(command):
+    """``reproduce seed000``'s ``--n-jobs`` and ``--gaussian``."""
+    command.add_argument(
+        "--n-jobs",
+        type=_bounded(1, REPRODUCE_MAX_JOBS, "REPRODUCE_MAX_JOBS"),
+        default=None,
+        metavar="J",
+        help="parallel joblib jobs over the data sets, splits and tuning fits (default 2, 1 with "
+        f"--quick; at most {REPRODUCE_MAX_JOBS}); the tables do not depend on it",
+    )
+    command.add_argument(
+        "--gaussian",
+        choices=["exact", "kpca"],
+        default=None,
+        help="Gaussian tables: exact kernels or the models on the top kernel principal "
+        "components (default: kpca, or exact with --full)",
+    )
+    command.add_argument(
+        "--full",
+        action="store_true",
+        help="every row of every data set and exact Gaussian kernels (the paper's protocol; "
+        "about 390 hours on 2 cores with today's exact baseline programs); by default the "
+        "larger data sets are subsampled (52 minutes)",
+    )
 
 
 def _compare_parser(commands):

@@ -320,3 +320,43 @@ def test_one_class_is_refused(cls):
     X, _ = _blobs(3, n=12)
     with pytest.raises(ValueError, match="at least 2 classes"):
         cls().fit(X, np.zeros(12))
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+def test_working_set_reaches_the_full_optimum(cls, kernel, monkeypatch):
+    """Constraint generation from a working set of 5 hinge rows ends at the reference optimum:
+    every row satisfied, the same objective and decision values."""
+    monkeypatch.setattr(bl, "WORKING_SET_ROWS", 5)
+    monkeypatch.setattr(cls, "_working_set_kernels", ("linear", "rbf"))  # on for every model
+    X, y, weights, X_new = _small(2, 4, 3, n=30)
+    model = cls(C=1.5, kernel=kernel, gamma=GAMMA).fit(X, y, sample_weight=weights)
+    assert model.n_rounds_ > 1  # it did start from a working set
+    value, decision = reference(model, X, y, weights, X_new)
+    np.testing.assert_allclose(model.objective_, value, rtol=OBJECTIVE_RTOL)
+    if isinstance(model, bl._ThresholdHinge):
+        u, theta = decision
+        np.testing.assert_allclose(
+            model._features(X_new) @ model.coef_, u, atol=DECISION_ATOL, rtol=0
+        )
+    else:
+        np.testing.assert_allclose(model._scores(X_new), decision, atol=DECISION_ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("k, p, seed", [(3, 2, 0), (4, 3, 1)])
+def test_one_vs_all_libsvm_backend_equals_the_qp(kernel, k, p, seed):
+    """``OneVsAllAbstain(backend='libsvm')`` (k binary SMO fits) reaches the QP's optimum: the
+    cvxpy reference's objective, scores and abstentions."""
+    X, y, weights, X_new = _small(seed, k, p)
+    model = bl.OneVsAllAbstain(C=1.5, kernel=kernel, gamma=GAMMA, backend="libsvm")
+    model.fit(X, y, sample_weight=weights)
+    value, decision = reference(model, X, y, weights, X_new)
+    np.testing.assert_allclose(model.objective_, value, rtol=OBJECTIVE_RTOL)
+    np.testing.assert_allclose(model._scores(X_new), decision, atol=DECISION_ATOL, rtol=0)
+    qp = bl.OneVsAllAbstain(C=1.5, kernel=kernel, gamma=GAMMA).fit(X, y, sample_weight=weights)
+    assert np.array_equal(model.predict(X_new), qp.predict(X_new))
+    if kernel == "linear":
+        np.testing.assert_allclose(model.coef_, qp.coef_, atol=DECISION_ATOL)
+    with pytest.raises(ValueError, match="needs fit_intercept=True"):
+        bl.OneVsAllAbstain(backend="libsvm", fit_intercept=False).fit(X, y)

@@ -43,7 +43,7 @@ def test_quick_records_complete_and_in_range(quick_run):
     assert {(r["table"], r["kernel"], r["dataset"]) for r in records} == expected
     upper = {"zero-one": 100.0, "abstain": 1.0, "ordinal": seed000.ORDINAL_BINS - 1}
     for r in records:
-        assert tuple(r["columns"]) == seed000.COLUMNS[r["table"], r["kernel"]]
+        assert tuple(r["columns"]) == seed000.columns(r["table"], r["kernel"])
         tuning = settings.linear if r["kernel"] == "linear" else settings.rbf
         stage2 = [1.0, *tuning.refine]
         lambdas = {lam * f for lam in tuning.grid for f in stage2}
@@ -133,7 +133,7 @@ def test_tiny_reproduce_writes_json(tmp_path, capsys, monkeypatch, case):
     upper = {"zero-one": 100.0, "abstain": 1.0, "ordinal": seed000.ORDINAL_BINS - 1}
     for r in records:
         table = (r["table"], r["kernel"])
-        assert tuple(r["columns"]) == seed000.COLUMNS[table] and r["splits"] == 2
+        assert tuple(r["columns"]) == seed000.columns(*table) and r["splits"] == 2
         tuning = settings.linear if r["kernel"] == "linear" else settings.rbf
         lambdas = {lam * f for lam in tuning.grid for f in (1.0, *tuning.refine)}
         for column, (mean, sd, mark) in r["columns"].items():
@@ -151,7 +151,7 @@ def test_tiny_reproduce_writes_json(tmp_path, capsys, monkeypatch, case):
     assert "2 random 70/30 splits (rows subsampled per split: iris 60, machinecpu 60)" in report
     for table, kernel, _ in expected:
         title = seed000.TITLES[table, kernel]
-        assert _columns(report, title) == ["data", *seed000.COLUMNS[table, kernel]], title
+        assert _columns(report, title) == ["data", *seed000.columns(table, kernel)], title
     missing = [number for number in published if number not in report]
     assert not missing, f"the report lacks the published {missing}"
     assert "# *" not in report
@@ -198,3 +198,117 @@ def test_marks_with_enough_splits():
     losses = {"a": [0.1, 0.2, 0.1, 0.2, 0.1, 0.2], "b": [0.9, 0.8, 0.9, 0.8, 0.9, 0.7]}
     record = seed000._record("abstain", "linear", "toy", losses, splits=6)
     assert record["columns"]["a"][2] == "*" and record["columns"]["b"][2] == ""
+
+
+#: Two small data sets of both kinds, each linear and Gaussian (exact kernels), 2 splits.
+PARALLEL = replace(
+    TINY,
+    multiclass=("iris",),
+    ordinal=("machinecpu",),
+    ordinal_rbf=("machinecpu",),
+    rows={"iris": 60, "machinecpu": 60},
+)
+
+
+def _tables(report):
+    """The report without its first line (date, machine, load) and the timing."""
+    return "\n".join(report.splitlines()[1:])
+
+
+@pytest.mark.slow
+def test_parallel_reproduce_through_loky_equals_the_sequential_one():
+    """The same records and tables whatever ``n_jobs``: a tiny reproduce on joblib's loky
+    backend (two worker processes) against one process."""
+    from joblib import parallel_config
+
+    printed = []
+    sequential = seed000.run(settings=PARALLEL, n_jobs=1, print_fn=printed.append)
+    with parallel_config(backend="loky", n_jobs=2):
+        parallel = seed000.run(settings=PARALLEL, n_jobs=2, print_fn=printed.append)
+    assert parallel == sequential
+    assert len(sequential) == 6  # Tables 2 and 6 on iris, linear and Gaussian; Tables 4 and 5
+    assert _tables(printed[1]) == _tables(printed[0])
+
+
+def test_n_jobs_is_validated(capsys):
+    for bad in (0, -2, 1.5, True, "2", None):
+        with pytest.raises(ValueError, match="n_jobs must be a positive integer or -1"):
+            seed000.check_jobs(bad)
+    assert seed000.check_jobs(np.int64(3)) == 3 and seed000.check_jobs(-1) == -1
+    with pytest.raises(ValueError, match="n_jobs must be"):
+        seed000.run(settings=PARALLEL, n_jobs=0)
+    with pytest.raises(ValueError, match="gaussian must be one of"):
+        seed000.run(settings=replace(PARALLEL, gaussian="nystroem"))
+    assert main(["reproduce", "seed000", "--quick", "--n-jobs", "0"]) == 2
+    assert "--n-jobs: must be a positive integer; got 0" in capsys.readouterr().err
+
+
+def test_n_jobs_reaches_every_parallel_batch(monkeypatch, tmp_path, capsys):
+    """``--n-jobs`` goes to every joblib batch (each tuning stage, then the splits) and into the
+    recorded settings; the threading backend keeps the test in one process."""
+    from joblib import parallel_config
+
+    settings = replace(PARALLEL, multiclass=(), ordinal_rbf=())  # machinecpu, linear
+    monkeypatch.setattr(seed000, "QUICK", settings)
+    calls = []
+    original = seed000._parallel
+
+    def spy(units, n_jobs):
+        units = list(units)
+        calls.append((n_jobs, len(units)))
+        return original(units, n_jobs)
+
+    monkeypatch.setattr(seed000, "_parallel", spy)
+    out = tmp_path / "seed000.json"
+    with parallel_config(backend="threading"):
+        assert main(["reproduce", "seed000", "--quick", "--n-jobs", "2", "--out", str(out)]) == 0
+    # stage 1 (9 models x 1 value x 2 folds), stage 2 (x 3: 9 x 2), then 2 splits x 9 models
+    assert calls == [(2, 18), (2, 18), (2, 18)]
+    assert json.loads(out.read_text())["settings"]["jobs"] == 2
+    assert "machinecpu (linear): split 2/2" in capsys.readouterr().err
+
+
+def test_exact_gaussian_models_use_the_kernel():
+    """Exact Gaussian tables fit every model on the kernel ``exp(-width/d ||x - x'||^2)`` (no
+    kernel principal components) and leave LR out; ``gaussian='kpca'`` keeps the features."""
+    X, y = seed000._load("iris")
+    fit, other = np.arange(0, 150, 2), np.arange(1, 150, 2)
+    plans = seed000._multiclass_plans(exact_kernel=True)
+    assert [p[0] for p in plans] == ["AL01", "WW", "CS", "LLW", "ALabs", "OVA"]
+    for _, make, _ in plans:
+        model = make(1e-2, fit.size, 0.25)
+        assert model.get_params()["kernel"] == "rbf" and model.get_params()["gamma"] == 0.25
+    exact = seed000._trial(plans[1], X, y, fit, other, (1e-2, 1.0), rank=3, exact_kernel=True)
+    pca = seed000._trial(plans[1], X, y, fit, other, (1e-2, 1.0), rank=3, exact_kernel=False)
+    assert exact["zero-one"][0] < 0.1  # WW on the full kernel: iris is easy
+    assert exact != pca  # rank 3 components are another model
+    assert seed000.columns("zero-one", "rbf") == ("AL01", "WW", "CS", "LLW")
+    assert seed000.columns("zero-one", "rbf", "kpca") == seed000.ZERO_ONE_COLUMNS
+    assert seed000.FULL.rows == {} and seed000.FULL.gaussian == "exact"
+    assert seed000.SUBSAMPLED.rows == seed000.FULL_ROWS
+
+
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        ([], None),
+        (["--full"], ("FULL", "exact")),
+        (["--gaussian", "exact"], ("SUBSAMPLED", "exact")),
+        (["--full", "--gaussian", "kpca"], ("FULL", "kpca")),
+    ],
+)
+def test_the_default_run_is_the_affordable_one_and_full_asks_for_every_row(
+    monkeypatch, flags, expected
+):
+    """``reproduce seed000`` runs :data:`SUBSAMPLED` unless ``--full`` asks for every row and
+    exact kernels (hundreds of hours with today's baseline programs)."""
+    seen = {}
+    monkeypatch.setattr(seed000, "run", lambda **options: seen.update(options))
+    assert main(["reproduce", "seed000", *flags]) == 0
+    settings = seen.get("settings")
+    if expected is None:
+        assert settings is None
+        return
+    name, gaussian = expected
+    base = getattr(seed000, name)
+    assert settings.rows == base.rows and settings.gaussian == gaussian

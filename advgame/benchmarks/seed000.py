@@ -28,22 +28,40 @@ Protocol (Fathony et al. 2018a, §7) and its deviations
       ``C = 1 / (n lambda)``, ``n`` the rows fitted, so every model sees the same grid), times
       the Gaussian widths; stage 2 multiplies the winner by :attr:`Tuning.refine`.  The paper
       uses five folds and five values per parameter in each stage; the Gaussian runs here use
-      3 folds, 3 x 3 values and no second stage (:data:`FULL`), because each kernel SVM is one
-      exact QP of seconds.  CS is trained once per value and scored both as a classifier
-      (Table 2) and with its abstain rule (Table 6), each with its own choice.
-    * Features: standardised on the training part.  Gaussian: the top :attr:`Settings.rank`
-      kernel principal components of ``exp(-gamma ||x - x'||^2)`` on the training part
-      (scikit-learn's ``KernelPCA``; a Nystroem-type rank-``rank`` approximation of the kernel
-      machine), with ``gamma = width / d`` and the width tuned; every model of a split gets the
-      same features, so the comparison stays paired.  The paper uses the exact kernel.
+      3 folds, 3 x 3 values and no second stage (:data:`FULL`), because each exact kernel fit
+      is costly.  CS is trained once per value and scored both as a classifier (Table 2) and
+      with its abstain rule (Table 6), each with its own choice.
+    * Features: standardised on the training part.  Gaussian (:attr:`Settings.gaussian`):
+      ``'exact'`` (the default, as the paper) fits every model on the exact kernel
+      ``exp(-gamma ||x - x'||^2)``, ``gamma = width / d`` with the width tuned: the adversarial
+      models through ``AdversarialClassifier(kernel='rbf', gamma=...)`` (representer form,
+      Fathony et al. 2018a, §6.2), the SVMs through their exact kernel programs
+      (:mod:`advgame.benchmarks.baselines`).  LR (not in the paper) has no kernel form here and
+      is left out of the exact Gaussian tables.  With a kernel the estimator ignores
+      ``features``, so the Gaussian AL-th of Table 5 is the adversarial ordinal model with the
+      block kernel of multiclass potentials, not the thresholded kernel of the paper.
+      ``'kpca'`` (the earlier runs, :data:`SUBSAMPLED`) gives every model the top
+      :attr:`Settings.rank` kernel principal components on the training part (scikit-learn's
+      ``KernelPCA``, a rank-``rank`` approximation of the kernel machine) and keeps LR.
     * Offsets: every model has class offsets (ours through ``[x; 1]``), so CS is trained with
       ``fit_intercept=True`` (Crammer & Singer's original has none; without them linear CS
       loses about 15 points of accuracy on standardised iris).
-    * Solver: the adversarial models use the estimator's defaults (``solver='auto'``: the exact
-      compiled program up to 2,000 game rows, else L-BFGS with cutting-plane certification
-      when ``certify='auto'`` allows it).  Uncertified L-BFGS (``certify=False``) was tried for
-      speed and rejected: for ``loss='abstain'`` on vehicle it stops at ``theta = 0`` after 0
-      iterations (line search ABNORMAL at the non-smooth start), i.e. always abstains.
+    * Baselines' solvers: each fit is its exact program (:mod:`advgame.benchmarks.baselines`);
+      large ones go through a working set of hinge rows (constraint generation, the same
+      optimum), and the Gaussian OVA through libsvm's SMO on its ``k`` binary SVMs
+      (``backend='libsvm'``).  The Gaussian WW, CS, LLW, SVORIM and SVOREX are QPs on the
+      explicit eigen features of the Gram matrix, whose cost grows faster than ``n^2`` (6 s of
+      one core for 210 optdigits rows): the full-data Gaussian tables are out of reach without
+      dedicated decomposition solvers for them (:data:`SUBSAMPLED` is the affordable setting).
+    * Solver: the adversarial models use the estimator's defaults (``solver='auto'``: the
+      certified smoothing solver, with the exact Gram matrix for kernels; ``tol = 1e-4``).
+      Uncertified L-BFGS (``certify=False``) was tried for speed and rejected: for
+      ``loss='abstain'`` on vehicle it stops at ``theta = 0`` after 0 iterations (line search
+      ABNORMAL at the non-smooth start), i.e. always abstains.
+    * Settings: ``advgame reproduce seed000`` runs :data:`SUBSAMPLED` (52 minutes on 2 cores);
+      ``--full`` runs :data:`FULL` (every row, exact Gaussian kernels), out of reach today
+      (see the baselines' solvers above); ``--gaussian`` switches either between exact kernels
+      and kernel principal components.
     * Data: the data sets of the tables available offline -- iris (scikit-learn), vehicle,
       redwine, segment, satimage (the paper's "sat") and optdigits for Tables 2 and 6;
       machinecpu and abalone, discretised into :data:`ORDINAL_BINS` = 5 equal-frequency bins on
@@ -51,11 +69,18 @@ Protocol (Fathony et al. 2018a, §7) and its deviations
       of Fathony et al. (2018a) lists 10 classes for both, but its MAEs match 5 bins, not 10: on
       machinecpu (4 splits) every model scores 0.41-0.47 with 5 bins (published 0.45-0.52) and
       0.91-1.06 with 10.  Glass, ecoli, pageblocks, libras, vertebral, breasttissue and the other
-      ordinal sets are not vendored.  The larger data sets are subsampled per split to the rows of
-      :data:`FULL_ROWS` (a fresh subsample each split) before the 70/30 split: redwine, segment
-      and abalone 1000 (700 train), satimage 600 (420), optdigits 500 (350), against the
-      paper's 1119, 1617, 2923, 4435 and 3823 training rows; the exact SVM QPs grow fast with
-      rows, features and classes.
+      ordinal sets are not vendored.  :data:`FULL` uses every row (70/30: redwine 1119,
+      segment 1617, abalone 2924, satimage 4504 and optdigits 3934 training rows, against the
+      paper's 1119, 1617, 2923, 4435 and 3823).  :data:`SUBSAMPLED` (the earlier runs)
+      subsamples the larger sets per split to the rows of :data:`FULL_ROWS` (a fresh subsample
+      each split) before the 70/30 split: redwine, segment and abalone 1000 (700 train),
+      satimage 600 (420), optdigits 500 (350).
+    * Parallel runs: ``n_jobs`` (``advgame reproduce seed000 --n-jobs J``) runs every data set's
+      tuning fits (each stage one batch over data sets, models, values and folds), then every
+      (data set, split, model) fit, through ``joblib.Parallel`` with the active backend, so
+      ``joblib.parallel_config(backend='dask')`` (or ``'ray'``, ``'threading'``) runs them on
+      a cluster; each worker's BLAS runs on one thread.  Every fit is seeded on its own and
+      the results are assembled in a fixed order, so the tables do not depend on ``n_jobs``.
     * Marks: ``*`` for the best mean and those not significantly worse (paired Wilcoxon
       signed-rank test, p >= 0.05; :func:`advgame.benchmarks._protocol.wilcoxon_marks`) when
       there are at least :data:`MIN_SPLITS_FOR_TEST` splits, as the paper's bold numbers.
@@ -87,6 +112,7 @@ from sklearn.decomposition import KernelPCA
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 from ..datasets import load, quantile_bins
 from ..models.classifier import AdversarialClassifier
@@ -112,12 +138,16 @@ __all__ = [
     "run",
     "compare",
     "compare_plans",
+    "columns",
+    "check_jobs",
     "evaluate",
     "tune",
     "Settings",
     "Tuning",
     "FULL",
     "QUICK",
+    "SUBSAMPLED",
+    "GAUSSIAN",
     "COMPARE",
     "PAPER",
 ]
@@ -127,7 +157,9 @@ SEED = 0
 TEST_FRACTION = 0.3
 #: Abstention cost of Table 6.
 ALPHA = 0.5
-#: Rows per split in the full run (subsample, then split 70/30) of the larger data sets.
+#: Gaussian models of :class:`Settings`: the exact kernel, or kernel principal components.
+GAUSSIAN = ("exact", "kpca")
+#: Rows per split (subsample, then split 70/30) of the larger data sets in :data:`SUBSAMPLED`.
 FULL_ROWS = {"redwine": 1000, "segment": 1000, "abalone": 1000, "satimage": 600, "optdigits": 500}
 #: Fewer splits than this print no marks (with 5 pairs the smallest exact Wilcoxon p is 0.0625).
 MIN_SPLITS_FOR_TEST = 6
@@ -148,6 +180,16 @@ COLUMNS = {
     ("abstain", "linear"): ABSTAIN_COLUMNS,
     ("abstain", "rbf"): ABSTAIN_COLUMNS,
 }
+
+
+def columns(table, kernel, gaussian="exact"):
+    """The columns of ``(table, kernel)`` (:data:`COLUMNS`), without LR for exact Gaussian
+    kernels (``gaussian='exact'``: LR, not in the paper, has no kernel form here)."""
+    order = COLUMNS[table, kernel]
+    if kernel == "rbf" and gaussian == "exact":
+        return tuple(c for c in order if c != "LR")
+    return order
+
 
 #: Fathony et al.'s (2018a) published mean (sd) per (table, kernel) and data set, in the column
 #: order above (LR is not in the paper); abstention cells add the % abstained.
@@ -240,8 +282,10 @@ class Tuning:
 
 @dataclass(frozen=True)
 class Settings:
-    """Splits, parallel jobs, tuning per kernel, Gaussian rank, data sets and the rows per split
-    of the data sets subsampled (absent: all rows)."""
+    """Splits, parallel jobs, tuning per kernel, Gaussian rank, data sets, the rows per split
+    of the data sets subsampled (absent: all rows) and the Gaussian models (:data:`GAUSSIAN`):
+    ``'exact'`` kernels, or ``'kpca'`` features (the top ``rank`` kernel principal components,
+    one linear model on them)."""
 
     splits: int
     jobs: int
@@ -252,6 +296,7 @@ class Settings:
     ordinal: tuple
     ordinal_rbf: tuple
     rows: dict
+    gaussian: str = "exact"
 
 
 FULL = Settings(
@@ -263,8 +308,11 @@ FULL = Settings(
     multiclass=("iris", "vehicle", "redwine", "segment", "satimage", "optdigits"),
     ordinal=("machinecpu", "abalone"),
     ordinal_rbf=("machinecpu", "abalone"),
-    rows=FULL_ROWS,
+    rows={},
 )
+#: The earlier full run: :data:`FULL` with the larger data sets subsampled (:data:`FULL_ROWS`)
+#: and Gaussian kernel principal components.
+SUBSAMPLED = replace(FULL, rows=FULL_ROWS, gaussian="kpca")
 QUICK = Settings(
     splits=2,
     jobs=1,
@@ -343,20 +391,34 @@ def _features(X, fit, other, width, rank):
 
 # ------------------------------------------------------------------------------- the models
 def _adversarial(loss, **options):
-    def make(lam, n):
-        return AdversarialClassifier(loss=loss, strength=lam, random_state=SEED, **options)
+    """``make(lam, n, gamma)``: the adversarial model; with ``gamma``, on the exact Gaussian
+    kernel ``exp(-gamma ||x - x'||^2)`` (representer form, Fathony et al. 2018a, §6.2)."""
+
+    def make(lam, n, gamma=None):
+        kernel = {} if gamma is None else {"kernel": "rbf", "gamma": gamma}
+        return AdversarialClassifier(
+            loss=loss, strength=lam, random_state=SEED, **kernel, **options
+        )
 
     return make
 
 
-def _svm(cls, **options):
-    def make(lam, n):
-        return cls(C=1.0 / (n * lam), **options)
+def _svm(cls, kernel_options=None, **options):
+    """``make(lam, n, gamma)``: a baseline with ``C = 1 / (n lam)``; with ``gamma``, its exact
+    kernel program on the Gaussian Gram matrix (and ``kernel_options``)."""
+
+    def make(lam, n, gamma=None):
+        kernel = {}
+        if gamma is not None:
+            kernel = {"kernel": "rbf", "gamma": gamma, **(kernel_options or {})}
+        return cls(C=1.0 / (n * lam), **kernel, **options)
 
     return make
 
 
-def _logistic(lam, n):
+def _logistic(lam, n, gamma=None):
+    if gamma is not None:
+        raise ValueError("LR has no exact Gaussian form here; use kernel-PCA features.")
     return LogisticRegression(C=1.0 / (n * lam), max_iter=2000)
 
 
@@ -386,20 +448,27 @@ def _predict_plain(model, X):
     return model.classes_[np.argmax(scores, axis=1)]
 
 
-def _multiclass_plans():
-    """(column, model factory, {table: (scorer, predict)}) of Tables 2 and 6."""
+def _multiclass_plans(exact_kernel=False):
+    """(column, model factory, {table: (scorer, predict)}) of Tables 2 and 6; without LR when
+    ``exact_kernel`` (exact Gaussian kernels: LR, not in the paper, has no kernel form here)."""
     zero_one = (_zero_one_loss, _predict)
     abstention = (_abstention_loss, _predict)
     cs_scorers = {"zero-one": (_zero_one_loss, _predict_plain), "abstain": abstention}
-    return (
+    plans = (
         ("AL01", _adversarial("zero_one"), {"zero-one": zero_one}),
         ("WW", _svm(WestonWatkinsSVC), {"zero-one": zero_one}),
         ("CS", _svm(CrammerSingerAbstain, threshold=0.5, fit_intercept=True), cs_scorers),
         ("LLW", _svm(LeeLinWahbaSVC), {"zero-one": zero_one}),
         ("LR", _logistic, {"zero-one": zero_one}),
         ("ALabs", _adversarial("abstain", alpha=ALPHA), {"abstain": abstention}),
-        ("OVA", _svm(OneVsAllAbstain, threshold=0.0), {"abstain": abstention}),
+        # Gaussian: libsvm's SMO on the k binary SVMs (the same program, no eigen features)
+        (
+            "OVA",
+            _svm(OneVsAllAbstain, {"backend": "libsvm"}, threshold=0.0),
+            {"abstain": abstention},
+        ),
     )
+    return tuple(plan for plan in plans if not (exact_kernel and plan[0] == "LR"))
 
 
 def _ordinal_plans(kernel):
@@ -428,15 +497,21 @@ def _ordinal_plans(kernel):
 
 
 # ------------------------------------------------------------------------------ experiments
-def _trial(plan, X, y, fit, other, params, rank):
+def _trial(plan, X, y, fit, other, params, rank, exact_kernel=False):
     """``{table: (loss, % abstained)}`` of ``plan``'s model fitted on ``fit`` with
-    ``params = (lambda, width)`` and tested on ``other``."""
+    ``params = (lambda, width)`` and tested on ``other``.
+
+    ``width`` None: standardised features; else the Gaussian kernel ``gamma = width / d`` on
+    them, exact (``exact_kernel``, the model's own kernel form) or through the top ``rank``
+    kernel principal components (:func:`_features`)."""
     _, make, scorers = plan
     lam, width = params
-    A, B = _features(X, fit, other, width, rank)
+    exact = exact_kernel and width is not None
+    A, B = _features(X, fit, other, None if exact else width, rank)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # solver accuracy notes at the grid's weakest lambda
-        model = make(lam, len(fit)).fit(A, y[fit])
+        gamma = width / X.shape[1] if exact else None
+        model = make(lam, len(fit), gamma).fit(A, y[fit])
     out = {}
     for table, (scorer, predict) in scorers.items():
         predicted = predict(model, B)
@@ -452,78 +527,289 @@ def _neighbours(params, factors):
     return [(lam * f, w) for f, w in product(scales, widths)]
 
 
-def tune(plans, X, y, train, tuning, rank, seed, jobs=1, progress=None, stratified=False):
+def check_jobs(n_jobs):
+    """``n_jobs`` as an int: a positive integer, or -1 (every core, as joblib)."""
+    if (
+        isinstance(n_jobs, bool)
+        or not isinstance(n_jobs, (int, np.integer))
+        or not (n_jobs >= 1 or n_jobs == -1)
+    ):
+        raise ValueError(f"n_jobs must be a positive integer or -1; got {n_jobs!r}.")
+    return int(n_jobs)
+
+
+def _unit(function, args, single_thread):
+    """One unit of work; with ``single_thread`` (parallel runs), BLAS and OpenMP on one thread
+    so that the workers do not oversubscribe the cores."""
+    if not single_thread:
+        return function(*args)
+    with threadpool_limits(limits=1):
+        return function(*args)
+
+
+def _parallel(units, n_jobs):
+    """``[function(*args) for function, args in units]`` through ``joblib.Parallel`` with the
+    active backend (``joblib.parallel_config`` chooses loky, threading, dask, ray, ...), in
+    order.  ``units`` may be a generator: joblib draws from it as workers free up."""
+    single = n_jobs != 1
+    return Parallel(n_jobs=n_jobs)(delayed(_unit)(f, args, single) for f, args in units)
+
+
+class _Tuner:
+    """The state of one data set's two-stage cross-validation (:func:`tune`)."""
+
+    def __init__(self, plans, X, y, train, tuning, rank, seed, stratified, exact_kernel):
+        if stratified:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # classes with fewer rows than folds
+                splitter = StratifiedKFold(tuning.folds, shuffle=True, random_state=seed)
+                self.folds = list(splitter.split(train, y[train]))
+        else:
+            self.folds = list(KFold(tuning.folds, shuffle=True, random_state=seed).split(train))
+        self.plans, self.X, self.y, self.train = plans, X, y, train
+        self.tuning, self.rank, self.exact_kernel = tuning, rank, exact_kernel
+        self.losses = {}  # (column, params) -> {table: [fold losses]}
+
+    def stages(self):
+        return 2 if self.tuning.refine else 1
+
+    def todo(self, stage):
+        """The (plan, params) pairs stage ``stage`` (1 or 2) has not yet scored."""
+        if stage == 1:
+            stage1 = list(product(self.tuning.grid, self.tuning.widths))
+            candidates = {p[0]: stage1 for p in self.plans}
+        else:
+            candidates = {
+                column: [
+                    c for params in tables.values() for c in _neighbours(params, self.tuning.refine)
+                ]
+                for column, tables in self.best().items()
+            }
+        todo = []
+        for plan in self.plans:
+            for params in dict.fromkeys(candidates[plan[0]]):  # unique, in order
+                if (plan[0], params) not in self.losses:
+                    todo.append((plan, params))
+        return todo
+
+    def units(self, todo):
+        train, X, y = self.train, self.X, self.y
+        for plan, params in todo:
+            for a, b in self.folds:
+                args = (plan, X, y, train[a], train[b], params, self.rank, self.exact_kernel)
+                yield _trial, args
+
+    def absorb(self, todo, results):
+        folds = len(self.folds)
+        for i, (plan, params) in enumerate(todo):
+            chunk = results[i * folds : (i + 1) * folds]
+            self.losses[plan[0], params] = {t: [r[t][0] for r in chunk] for t in plan[2]}
+
+    def best(self):
+        """Per model and table, the values with the lowest mean validation loss (ties: the
+        first tried)."""
+        chosen = {}
+        for column, _, scorers in self.plans:
+            tried = [c for (col, c) in self.losses if col == column]
+            chosen[column] = {
+                t: min(tried, key=lambda c: np.mean(self.losses[column, c][t])) for t in scorers
+            }
+        return chosen
+
+
+def _tune_all(tuners, n_jobs, messages):
+    """Run the tuners' stages, each stage of every tuner in one parallel batch; ``messages[i]``
+    receives tuner ``i``'s progress lines."""
+    for stage in (1, 2):
+        batch = [(t, t.todo(stage), m) for t, m in zip(tuners, messages) if t.stages() >= stage]
+        for tuner, todo, message in batch:
+            message(
+                f"tuning stage {stage}: {len(todo)} (model, value) pairs x {len(tuner.folds)} folds"
+            )
+        units = (unit for tuner, todo, _ in batch for unit in tuner.units(todo))
+        results = _parallel(units, n_jobs)
+        start = 0
+        for tuner, todo, _ in batch:
+            count = len(todo) * len(tuner.folds)
+            tuner.absorb(todo, results[start : start + count])
+            start += count
+    return [t.best() for t in tuners]
+
+
+def tune(
+    plans,
+    X,
+    y,
+    train,
+    tuning,
+    rank,
+    seed,
+    jobs=1,
+    progress=None,
+    stratified=False,
+    exact_kernel=False,
+):
     """The two-stage k-fold cross-validation of Fathony et al. (2018a, §7) on the rows ``train``.
 
     ``progress``, if given, is called with a line before each stage; ``stratified`` folds keep
     the class proportions of ``y[train]`` (so that every training fold sees every class with two
-    or more rows).
+    or more rows); ``jobs`` parallel joblib jobs run the (model, value, fold) fits;
+    ``exact_kernel``: Gaussian widths on the exact kernel (else kernel principal components).
 
     Returns ``{column: {table: (lambda, width)}}``: per model and table, the values with the
     lowest mean validation loss (ties: the first tried, i.e. the smaller ``lambda``).
     """
-    if stratified:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # classes with fewer rows than folds
-            splitter = StratifiedKFold(tuning.folds, shuffle=True, random_state=seed)
-            folds = list(splitter.split(train, y[train]))
-    else:
-        folds = list(KFold(tuning.folds, shuffle=True, random_state=seed).split(train))
-    losses = {}  # (column, params) -> {table: [fold losses]}
-
-    def evaluate(candidates, stage):
-        todo = [(p, c) for p in plans for c in candidates[p[0]] if (p[0], c) not in losses]
-        if progress is not None:
-            progress(f"tuning stage {stage}: {len(todo)} (model, value) pairs x {len(folds)} folds")
-        results = Parallel(n_jobs=jobs)(
-            delayed(_trial)(plan, X, y, train[a], train[b], params, rank)
-            for plan, params in todo
-            for a, b in folds
-        )
-        for i, (plan, params) in enumerate(todo):
-            chunk = results[i * len(folds) : (i + 1) * len(folds)]
-            losses[plan[0], params] = {t: [r[t][0] for r in chunk] for t in plan[2]}
-
-    def best():
-        chosen = {}
-        for column, _, scorers in plans:
-            tried = [c for (col, c) in losses if col == column]
-            chosen[column] = {
-                t: min(tried, key=lambda c: np.mean(losses[column, c][t])) for t in scorers
-            }
-        return chosen
-
-    stage1 = list(product(tuning.grid, tuning.widths))
-    evaluate({p[0]: stage1 for p in plans}, 1)
-    chosen = best()
-    if tuning.refine:
-        evaluate(
-            {
-                column: [
-                    c for params in tables.values() for c in _neighbours(params, tuning.refine)
-                ]
-                for column, tables in chosen.items()
-            },
-            2,
-        )
-        chosen = best()
-    return chosen
+    tuner = _Tuner(plans, X, y, train, tuning, rank, seed, stratified, exact_kernel)
+    return _tune_all([tuner], check_jobs(jobs), [progress or (lambda message: None)])[0]
 
 
-def _split(plans, chosen, X, raw, labeler, train, test, rank, message):
-    """One split: ``{(table, column): (loss, % abstained)}``, each model fitted once per
-    distinct chosen value."""
-    print(message, file=sys.stderr, flush=True)
-    y = labeler(raw, train)
+def _split_unit(plan, chosen, X, target, labeler, train, test, rank, exact_kernel, message):
+    """One model on one split: ``{table: (loss, % abstained)}``, fitted once per distinct value
+    in ``chosen`` (``{table: (lambda, width)}``); prints ``message`` first, if any."""
+    if message is not None:
+        print(message, file=sys.stderr, flush=True)
+    y = labeler(target, train)
     out = {}
-    for plan in plans:
-        column = plan[0]
-        for params in set(chosen[column].values()):
-            result = _trial(plan, X, y, train, test, params, rank)
-            for table, value in result.items():
-                if chosen[column][table] == params:
-                    out[table, column] = value
+    for params in dict.fromkeys(chosen.values()):
+        result = _trial(plan, X, y, train, test, params, rank, exact_kernel)
+        for table, value in result.items():
+            if chosen[table] == params:
+                out[table] = value
     return out
+
+
+@dataclass
+class _Job:
+    """One data set's evaluation (:func:`evaluate`): its data, models and drawn splits."""
+
+    X: np.ndarray
+    target: np.ndarray
+    plans: tuple
+    labeler: object
+    tables: tuple
+    kernel: str
+    settings: Settings
+    pairs: list
+    seed: int
+    dataset: str
+    label: str
+    stratified: bool
+
+    @property
+    def exact_kernel(self):
+        return self.kernel == "rbf" and self.settings.gaussian == "exact"
+
+
+def _job(
+    X,
+    target,
+    plans,
+    labeler,
+    tables,
+    kernel,
+    settings,
+    rng,
+    dataset,
+    label=None,
+    rows=None,
+    test_fraction=TEST_FRACTION,
+    strata=None,
+):
+    """Draw ``settings.splits`` splits and the folds' seed from ``rng`` (in this order)."""
+    if settings.gaussian not in GAUSSIAN:
+        raise ValueError(f"gaussian must be one of {GAUSSIAN}; got {settings.gaussian!r}.")
+    pairs = _splits(len(target), settings.splits, rows, rng, test_fraction, strata)
+    seed = int(rng.integers(2**31))
+    return _Job(
+        X,
+        target,
+        plans,
+        labeler,
+        tables,
+        kernel,
+        settings,
+        pairs,
+        seed,
+        dataset,
+        dataset if label is None else label,
+        strata is not None,
+    )
+
+
+def _evaluate_all(jobs, n_jobs, progress):
+    """Records of every job, in order: all tunings (each stage one parallel batch over every
+    data set, model, value and fold), then one parallel batch over every (data set, split,
+    model) fit.  Every unit is seeded on its own, so the records do not depend on ``n_jobs``."""
+    tuners = []
+    for job in jobs:
+        tuning = job.settings.linear if job.kernel == "linear" else job.settings.rbf
+        train = job.pairs[0][0]
+        progress(f"{job.label}: tuning on {train.size} rows")
+        tuners.append(
+            _Tuner(
+                job.plans,
+                job.X,
+                job.labeler(job.target, train),
+                train,
+                tuning,
+                job.settings.rank,
+                job.seed,
+                job.stratified,
+                job.exact_kernel,
+            )
+        )
+    messages = [partial(lambda label, m: progress(f"{label}: {m}"), job.label) for job in jobs]
+    chosen = _tune_all(tuners, n_jobs, messages)
+
+    def units():
+        for job, picked in zip(jobs, chosen):
+            count = len(job.pairs)
+            for s, (train, test) in enumerate(job.pairs, 1):
+                for p, plan in enumerate(job.plans):
+                    message = None
+                    if p == 0:
+                        line = f"{job.label}: split {s}/{count} ({train.size}/{test.size})"
+                        message = progress.line(line)
+                    args = (
+                        plan,
+                        picked[plan[0]],
+                        job.X,
+                        job.target,
+                        job.labeler,
+                        train,
+                        test,
+                        job.settings.rank,
+                        job.exact_kernel,
+                        message,
+                    )
+                    yield _split_unit, args
+
+    results = iter(_parallel(units(), n_jobs))
+    out = []
+    for job, picked in zip(jobs, chosen):
+        splits = [
+            {(t, plan[0]): v for plan in job.plans for t, v in next(results).items()}
+            for _ in job.pairs
+        ]
+        out.append(_records(job, picked, splits))
+    return out
+
+
+def _records(job, chosen, splits):
+    """One record per table of ``job`` from its per-split ``{(table, column): value}``."""
+    records = []
+    available = {plan[0] for plan in job.plans}
+    for table in job.tables:
+        shown = [c for c in COLUMNS[table, job.kernel] if c in available]
+        losses = {c: [sp[table, c][0] for sp in splits] for c in shown}
+        record = _record(table, job.kernel, job.dataset, losses, len(splits))
+        record["chosen"] = {c: list(chosen[c][table]) for c in shown}
+        if table == "abstain":
+            record["abstained"] = {
+                c: float(np.mean([sp[table, c][1] for sp in splits])) for c in shown
+            }
+        records.append(record)
+    return records
 
 
 def evaluate(
@@ -541,16 +827,18 @@ def evaluate(
     rows=None,
     test_fraction=TEST_FRACTION,
     strata=None,
+    n_jobs=None,
 ):
     """The evaluation protocol of Fathony et al. (§7; see :func:`compare`) on one data set: tune
     on the first split, then evaluate every split.
 
-    The one implementation behind ``advgame reproduce seed000`` (:func:`run`) and ``advgame
-    compare`` (:func:`compare`).  ``settings.splits`` random splits of ``rows`` rows (None: all;
-    stratified by ``strata`` when given) with ``test_fraction`` of them tested; the models of
-    ``plans`` are tuned once by :func:`tune` on the first split's training part (stratified folds
-    when the splits are stratified), then fitted with their chosen values on every split
-    (features standardised on the training part).
+    The one implementation behind ``advgame reproduce seed000`` (:func:`run`, which evaluates
+    several data sets at once) and ``advgame compare`` (:func:`compare`).  ``settings.splits``
+    random splits of ``rows`` rows (None: all; stratified by ``strata`` when given) with
+    ``test_fraction`` of them tested; the models of ``plans`` are tuned once by :func:`tune` on
+    the first split's training part (stratified folds when the splits are stratified), then
+    fitted with their chosen values on every split (features standardised on the training
+    part).
 
     Parameters
     ----------
@@ -577,79 +865,48 @@ def evaluate(
     strata : ndarray of shape (n,) or None
         A class per row: stratified splits and tuning folds (``compare``); None: plain random
         splits and folds (``reproduce``, as published).
+    n_jobs : int or None
+        Parallel joblib jobs over the (model, value, fold) fits of the tuning and the (split,
+        model) fits (None: ``settings.jobs``); the records do not depend on it.
 
     Returns
     -------
     list of dict
         One record per table (see :func:`run`).
     """
-    label = dataset if label is None else label
-    tuning = settings.linear if kernel == "linear" else settings.rbf
-    pairs = _splits(len(target), settings.splits, rows, rng, test_fraction, strata)
-    seed = int(rng.integers(2**31))
-    progress(f"{label}: tuning on {pairs[0][0].size} rows")
-    train = pairs[0][0]
-    chosen = tune(
-        plans,
-        X,
-        labeler(target, train),
-        train,
-        tuning,
-        settings.rank,
-        seed,
-        settings.jobs,
-        progress=lambda message: progress(f"{label}: {message}"),
-        stratified=strata is not None,
-    )
-    splits = Parallel(n_jobs=settings.jobs)(
-        delayed(_split)(
-            plans,
-            chosen,
-            X,
-            target,
-            labeler,
-            train,
-            test,
-            settings.rank,
-            progress.line(f"{label}: split {s}/{settings.splits} ({train.size}/{test.size})"),
-        )
-        for s, (train, test) in enumerate(pairs, 1)
-    )
-    records = []
-    for table in tables:
-        columns = COLUMNS[table, kernel]
-        losses = {c: [sp[table, c][0] for sp in splits] for c in columns}
-        record = _record(table, kernel, dataset, losses, settings.splits)
-        record["chosen"] = {c: list(chosen[c][table]) for c in columns}
-        if table == "abstain":
-            record["abstained"] = {
-                c: float(np.mean([sp[table, c][1] for sp in splits])) for c in columns
-            }
-        records.append(record)
-    return records
+    job = _job(
+        X, target, plans, labeler, tables, kernel, settings, rng, dataset, label, rows,
+        test_fraction, strata,
+    )  # fmt: skip
+    jobs = check_jobs(settings.jobs if n_jobs is None else n_jobs)
+    return _evaluate_all([job], jobs, progress)[0]
 
 
-def _experiment(kind, kernel, name, settings, rng, progress):
-    """Records of one vendored data set (:func:`evaluate`)."""
+def _experiment_args(kind, kernel, name, settings):
+    """The arguments of :func:`evaluate` for one vendored data set, but the generator."""
     X, raw = _load(name)
     if kind == "ordinal":
         plans, labeler, tables = _ordinal_plans(kernel), _ordinal_labels, ("ordinal",)
     else:
-        plans, labeler, tables = _multiclass_plans(), _class_labels, ("zero-one", "abstain")
-    return evaluate(
-        X,
-        raw,
-        plans,
-        labeler,
-        tables,
-        kernel,
-        settings,
-        rng,
-        progress,
-        dataset=name,
-        label=f"{kind} {name} ({kernel})",
-        rows=settings.rows.get(name),
-    )
+        exact = kernel == "rbf" and settings.gaussian == "exact"
+        plans, labeler, tables = _multiclass_plans(exact), _class_labels, ("zero-one", "abstain")
+    return {
+        "X": X,
+        "target": raw,
+        "plans": plans,
+        "labeler": labeler,
+        "tables": tables,
+        "kernel": kernel,
+        "settings": settings,
+        "dataset": name,
+        "label": f"{kind} {name} ({kernel})",
+        "rows": settings.rows.get(name),
+    }
+
+
+def _experiment(kind, kernel, name, settings, rng, progress):
+    """Records of one vendored data set (:func:`evaluate`)."""
+    return evaluate(rng=rng, progress=progress, **_experiment_args(kind, kernel, name, settings))
 
 
 def _record(table, kernel, dataset, losses, splits):
@@ -741,13 +998,20 @@ def format_report(records, meta, settings):
     for r in records:
         by_table.setdefault((r["table"], r["kernel"]), []).append(r)
     rows = ", ".join(f"{name} {n}" for name, n in settings.rows.items()) or "none"
+    if settings.gaussian == "exact":
+        gaussian = (
+            "the exact kernel exp(-width/d ||x - x'||^2) (LR, having no kernel form, left out)"
+        )
+    else:
+        gaussian = (
+            f"the top {settings.rank} kernel principal components of exp(-width/d ||x - x'||^2)"
+        )
     lines = [
         report_header(
             "seed000", meta, ("numpy", "scipy", "highspy", "cvxpy"), command="advgame reproduce"
         ),
         f"{settings.splits} random 70/30 splits (rows subsampled per split: {rows}); features "
-        "standardised; Gaussian: the top "
-        f"{settings.rank} kernel principal components of exp(-width/d ||x - x'||^2).",
+        f"standardised; Gaussian: {gaussian}.",
         "Tuned once per data set and model on the first split's training part: linear "
         f"{_describe(settings.linear)}; Gaussian {_describe(settings.rbf)} (SVMs, LR: "
         "C = 1/(n lambda)).",
@@ -769,18 +1033,27 @@ def format_report(records, meta, settings):
     return "\n".join(lines)
 
 
-def run(quick=False, out=None, print_fn=print):
+def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None):
     """Run Tables 2, 4, 5 and 6, print them, optionally write ``out`` (.json or .md).
 
     Parameters
     ----------
     quick : bool, default=False
         :data:`QUICK` settings (iris and machinecpu, 2 splits, small grids) instead of
-        :data:`FULL`.
+        :data:`SUBSAMPLED` (the affordable full run: 52 minutes on 2 cores).
     out : str or Path or None
         Where to write the records (``.json``) or the report (anything else).
     print_fn : callable
         Receives the report.
+    n_jobs : int or None
+        Parallel joblib jobs (None: the settings' ``jobs``): every data set's tuning fits, then
+        every (data set, split, model) fit, go through ``joblib.Parallel`` with the active
+        backend, so ``joblib.parallel_config(backend=...)`` runs them on loky (the default),
+        threads, or a Dask or Ray cluster.  The records do not depend on it.
+    settings : Settings or None
+        Overrides ``quick``: e.g. :data:`FULL`, every row and exact Gaussian kernels (measured
+        per fit, it needs about 390 hours at ``n_jobs=2`` with today's exact baseline programs,
+        nearly all in the Gaussian WW, CS, LLW and SVORIM fits).
 
     Returns
     -------
@@ -789,7 +1062,12 @@ def run(quick=False, out=None, print_fn=print):
         ``(mean, sd, mark)``; ``chosen`` gives its tuned ``[lambda, width]``; abstention records
         add ``abstained`` (% of test rows).
     """
-    settings = QUICK if quick else FULL
+    if settings is None:
+        settings = QUICK if quick else SUBSAMPLED
+    if settings.gaussian not in GAUSSIAN:
+        raise ValueError(f"gaussian must be one of {GAUSSIAN}; got {settings.gaussian!r}.")
+    n_jobs = check_jobs(settings.jobs if n_jobs is None else n_jobs)
+    settings = replace(settings, jobs=n_jobs)
     rng = np.random.default_rng(SEED)
     meta = {
         "date": datetime.now().isoformat(timespec="minutes"),
@@ -804,9 +1082,9 @@ def run(quick=False, out=None, print_fn=print):
     ]
     plan += [("ordinal", "linear", name) for name in settings.ordinal]
     plan += [("ordinal", "rbf", name) for name in settings.ordinal_rbf]
-    records = []
-    for kind, kernel, name in plan:
-        records += _experiment(kind, kernel, name, settings, rng, progress)
+    # splits and seeds drawn in the plan's order, then every data set evaluated at once
+    jobs = [_job(rng=rng, **_experiment_args(*p, settings)) for p in plan]
+    records = [r for job in _evaluate_all(jobs, n_jobs, progress) for r in job]
     meta["seconds"] = round(time.perf_counter() - start, 1)
     report = format_report(records, meta, settings)
     print_fn(report)
@@ -833,6 +1111,7 @@ COMPARE = Settings(
     ordinal=(),
     ordinal_rbf=(),
     rows={},
+    gaussian="kpca",
 )
 #: Most splits :func:`compare` accepts (each split refits every model).
 MAX_COMPARE_SPLITS = 100
