@@ -626,7 +626,8 @@ class OneVsAllAbstain(_Abstains, _MulticlassHinge):
         :data:`LIBSVM_TOL`); much faster for kernels (no eigen features).  Needs
         ``fit_intercept=True``; the scores are then ``K(x, X_train) dual_coef_ + intercept_``
         (``dual_coef_`` of shape ``(n_train, k)``), and ``coef_`` (the linear kernel only) is
-        ``dual_coef_^T X_train``.
+        ``dual_coef_^T X_train``.  On a low-rank Gram matrix (the linear kernel with few
+        features) SMO can need minutes to reach that tolerance: use the QP backends there.
     threshold : float, default=0.0
         ``tau`` of the rule above.
     abstain_label : default=-1
