@@ -675,17 +675,19 @@ class SmoothedSurrogate:
     def __init__(self, objective: Any, smooth: Any, mu: float, nu: float) -> None:
         self.objective, self.smooth, self.mu, self.nu = objective, smooth, mu, nu
         self.last = None
-        k = objective.game.n_labels
-        self._labels = np.arange(objective.y.size) * k + objective.y  # F.ravel()[_labels]
+        n, k = objective.y.size, objective.game.n_labels
+        rows = np.arange(n)
+        #: flat positions of the entries (i, y_i) in C order and in column-major order
+        self._labels = {"C": rows * k + objective.y, "F": objective.y * n + rows}
 
     def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         o = self.objective
         F = o.operator.forward(theta)
         value, Q, exact, curvature = self.smooth(F, self.mu)
-        observed = F.ravel().take(self._labels)
+        observed = _flat(F).take(self._labels[_order(F)])
         loss = o.weights @ (value - observed)
-        G = np.multiply(Q, o.weights[:, None], order="C")  # C order: ravel() is a view
-        G.ravel()[self._labels] -= o.weights
+        G = Q * o.weights[:, None]  # in Q's memory order (column-major from the closed forms)
+        _flat(G)[self._labels[_order(G)]] -= o.weights  # G is contiguous: a view
         moment = -o.operator.adjoint(G)
         penalty, gradient, hessian = _smoothed_penalty(o.uncertainty, theta, self.nu, o.fmap)
         #: theta, potentials, adversaries, exact game values, observed potentials f_{i,y_i}
@@ -709,6 +711,17 @@ class SmoothedSurrogate:
             return operator.adjoint(M) + penalty(v)
 
         return apply
+
+
+def _order(A):
+    """``'F'`` for a column-major 2-D array, else ``'C'``."""
+    return "F" if A.flags.f_contiguous and not A.flags.c_contiguous else "C"
+
+
+def _flat(A):
+    """``A`` (2-D) as 1-D in its memory order :func:`_order`: a view when ``A`` is contiguous
+    (a C-ordered copy otherwise)."""
+    return A.T.reshape(-1) if _order(A) == "F" else A.reshape(-1)
 
 
 def _conjugate_gradient(apply, b, tolerance, max_iter):

@@ -285,3 +285,20 @@ def test_entropies_are_the_row_minima_of_the_expected_losses(case):
     L, Q = case
     expected = np.min(Q @ L.T, axis=1)  # the same products, summed in another order
     np.testing.assert_allclose(solvers.entropies(L, Q), expected, rtol=1e-12, atol=1e-9)
+
+
+def test_label_entries_are_found_in_either_memory_order(data, monkeypatch):
+    """The smoothed surrogate reads ``f_{i,y_i}`` and writes the gradient at the labels in the
+    potentials' own memory order: C-ordered, column-major (large inputs) and strided give the
+    same value and gradient."""
+    X, y = data
+    objective, _ = _problem(X, y, _loss("zero_one"), _uncertainty("soft", y.size))
+    surrogate = solvers.SmoothedSurrogate(objective, smoothed_game(objective.game), 0.1, 0.1)
+    theta = np.random.default_rng(1).normal(size=objective.fmap.n_params)
+    expected = surrogate(theta)
+    forward = objective.operator.forward
+    for layout in (np.asfortranarray, lambda F: np.hstack([F, F])[:, : F.shape[1]]):
+        monkeypatch.setattr(objective.operator, "forward", lambda t, f=layout: f(forward(t)))
+        value, gradient = surrogate(theta)
+        assert value == pytest.approx(expected[0], abs=1e-14)
+        np.testing.assert_allclose(gradient, expected[1], atol=1e-14)
