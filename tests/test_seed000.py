@@ -312,3 +312,14 @@ def test_the_default_run_is_the_affordable_one_and_full_asks_for_every_row(
     name, gaussian = expected
     base = getattr(seed000, name)
     assert settings.rows == base.rows and settings.gaussian == gaussian
+
+
+def test_kernels_setting_runs_the_linear_halves_alone():
+    """``Settings.kernels`` restricts Tables 2 and 6 to the kernels given (the full-data linear
+    tables are affordable while the exact Gaussian ones are not)."""
+    settings = replace(seed000.QUICK, kernels=("linear",), ordinal=(), ordinal_rbf=(), splits=2)
+    records = seed000.run(settings=settings, print_fn=lambda report: None)
+    assert {(r["table"], r["kernel"]) for r in records} == {
+        ("zero-one", "linear"),
+        ("abstain", "linear"),
+    }

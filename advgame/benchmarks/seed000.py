@@ -283,9 +283,10 @@ class Tuning:
 @dataclass(frozen=True)
 class Settings:
     """Splits, parallel jobs, tuning per kernel, Gaussian rank, data sets, the rows per split
-    of the data sets subsampled (absent: all rows) and the Gaussian models (:data:`GAUSSIAN`):
+    of the data sets subsampled (absent: all rows), the Gaussian models (:data:`GAUSSIAN`):
     ``'exact'`` kernels, or ``'kpca'`` features (the top ``rank`` kernel principal components,
-    one linear model on them)."""
+    one linear model on them), and the kernels of the multiclass tables (Tables 2 and 6; e.g.
+    ``('linear',)`` for the linear halves alone)."""
 
     splits: int
     jobs: int
@@ -297,6 +298,7 @@ class Settings:
     ordinal_rbf: tuple
     rows: dict
     gaussian: str = "exact"
+    kernels: tuple = ("linear", "rbf")
 
 
 FULL = Settings(
@@ -1078,7 +1080,7 @@ def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None):
     progress = Progress("seed000")
 
     plan = [
-        ("multiclass", kernel, name) for kernel in ("linear", "rbf") for name in settings.multiclass
+        ("multiclass", kernel, name) for kernel in settings.kernels for name in settings.multiclass
     ]
     plan += [("ordinal", "linear", name) for name in settings.ordinal]
     plan += [("ordinal", "rbf", name) for name in settings.ordinal_rbf]
