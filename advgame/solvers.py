@@ -613,10 +613,26 @@ def dual_bound(
 
 
 def entropies(L: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    """``H_L(q_i) = min_a (L q_i)_a`` for every row of ``Q``.
+    r"""The generalised entropies ``H_L(q_i) = min_a (L q_i)_a`` of the rows of ``Q``.
 
+    .. math::  H_L(q) = \min_{a} (L q)_a,
+
+    the predictor's best expected loss against the adversary ``q`` (Fathony et al. 2018a,
+    Eq. 1; Farnia and Tse 2016, Eq. 11), the term of the dual bound :func:`dual_bound`.
     Computed as ``(L Q^T).min(axis=0)``: the minimum over a few actions runs along the long
-    axis, three to four times faster than ``(Q L^T).min(axis=1)`` for ``k <= 10``."""
+    axis, three to four times faster than ``(Q L^T).min(axis=1)`` for ``k <= 10``.
+
+    Parameters
+    ----------
+    L : ndarray of shape (n_actions, k)
+        The loss matrix (validated by :class:`advgame.losses.LossMatrix`).
+    Q : ndarray of shape (n, k)
+        Distributions over the labels, one per row.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
     return (L @ Q.T).min(axis=0)
 
 

@@ -323,3 +323,9 @@ def test_kernels_setting_runs_the_linear_halves_alone():
         ("zero-one", "linear"),
         ("abstain", "linear"),
     }
+
+
+@pytest.mark.parametrize("kernels", [(), ("poly",), ("linear", "gaussian")])
+def test_unknown_kernels_are_refused_with_the_expected_names(kernels):
+    with pytest.raises(ValueError, match="Settings.kernels must list 'linear' and/or 'rbf'"):
+        seed000.run(settings=replace(seed000.QUICK, kernels=kernels), print_fn=lambda r: None)

@@ -1068,6 +1068,11 @@ def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None):
         settings = QUICK if quick else SUBSAMPLED
     if settings.gaussian not in GAUSSIAN:
         raise ValueError(f"gaussian must be one of {GAUSSIAN}; got {settings.gaussian!r}.")
+    if not settings.kernels or not set(settings.kernels) <= {"linear", "rbf"}:
+        raise ValueError(
+            "Settings.kernels must list 'linear' and/or 'rbf' (the multiclass tables' kernels); "
+            f"got {settings.kernels!r}."
+        )
     n_jobs = check_jobs(settings.jobs if n_jobs is None else n_jobs)
     settings = replace(settings, jobs=n_jobs)
     rng = np.random.default_rng(SEED)
