@@ -624,8 +624,8 @@ def entropies(L: np.ndarray, Q: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    L : ndarray of shape (n_actions, k)
-        The loss matrix (validated by :class:`advgame.losses.LossMatrix`).
+    L : ndarray of shape (l, k)
+        The loss matrix, one row per action (validated by :class:`advgame.losses.LossMatrix`).
     Q : ndarray of shape (n, k)
         Distributions over the labels, one per row.
 
