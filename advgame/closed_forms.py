@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp, softmax
 
+from . import _kernels
 from .exceptions import NotApplicableError, SizeLimitError
 from .losses import ABSTAIN_CLOSED_FORM_MAX_ALPHA
 
@@ -57,22 +58,12 @@ def _columns(F):
     """``F.T`` as a C-contiguous ``(k, n)`` array: a view when ``F`` is column-major (as the
     feature operators return the potentials), otherwise one transposed copy.
 
-    The kernels below reduce over the labels, the first axis of this array, which numpy does
-    with loops over whole rows of ``n`` entries; reducing a C-ordered ``(n, k)`` array along its
-    short rows costs several times more (a fixed overhead per row of ``k`` entries).
+    The numpy kernels below reduce over the labels, the first axis of this array, which numpy
+    does with loops over whole rows of ``n`` entries; reducing a C-ordered ``(n, k)`` array along
+    its short rows costs several times more (a fixed overhead per row of ``k`` entries).  The
+    compiled kernels of :mod:`advgame._kernels` take this layout too (one specialisation each).
     """
     return np.ascontiguousarray(F.T)
-
-
-#: The smallest normal float: gaps below it count as ties with the maximum (a subnormal bound
-#: would make every comparison with it take a slow microcode path on x86).
-_TINY = np.finfo(float).tiny
-
-
-def _count(mask):
-    """The number of True entries of each column of a ``(k, n)`` bool array: summed as bytes in
-    the smallest unsigned type that holds ``k`` (7x faster than a float or int64 sum)."""
-    return np.add.reduce(mask.view(np.uint8), axis=0, dtype=_small_uint(mask.shape[0] + 1))
 
 
 def _small_uint(top):
@@ -106,89 +97,14 @@ def _scatter(k, n, index, values, plus=None, more=None):
     return Q.T
 
 
-def _water_level(gaps, volume, slack=None):
-    r"""The level ``d`` with ``sum_j (d - g_j)_+ = volume`` for each column of ``gaps`` (``(k,
-    n)``, non-negative, with a zero in every column), by Newton's method from ``d = volume``.
-
-    ``psi(d) = sum_j (d - g_j)_+`` is convex, piecewise linear and increasing, so Newton's
-    iterates ``d <- (sum_{g_j < d} g_j + volume) / |{g_j < d}|`` decrease monotonically to the
-    root and the sets ``{g_j < d}`` shrink: at most ``k`` passes, and only the columns whose set
-    changed are passed again (most settle after one or two; while most change, all are).  The
-    members of the final set are the labels with ``g_j < d - slack`` (and the zeros, with the
-    subnormal gaps): a label within ``slack`` of the level leaves it unchanged and is left out,
-    which is the shortest optimal set (``slack=None``: the labels below the level, for a level
-    alone).  Returns the level, the members (bool ``(k, n)``) and their number (an unsigned
-    integer per column).
-    """
-    k, n = gaps.shape
-    if slack is None:
-        members = gaps < volume
-    else:
-        slack = np.broadcast_to(slack, (n,))
-        members = gaps < np.maximum(volume - slack, _TINY)
-    count = _count(members)
-    level = np.einsum("ij,ij->j", gaps, members)
-    level += volume
-    level /= count
-    cols, sub, sub_count, sub_level = None, gaps, count, level
-    for _ in range(k):
-        if slack is None:
-            bound = sub_level
-        else:
-            bound = np.maximum(sub_level - (slack if cols is None else slack[cols]), _TINY)
-        inside = sub < bound
-        sizes = _count(inside)
-        changed = np.flatnonzero(sizes != sub_count)
-        if not changed.size:
-            break
-        if cols is None and 4 * changed.size > sub_count.size:  # most changed: redo them all
-            # (a column whose set did not change gets the same level again)
-            members, count = inside, sizes
-            level = np.einsum("ij,ij->j", gaps, members)
-            level += volume
-            level /= count
-            sub_count, sub_level = count, level
-            continue
-        cols = changed if cols is None else cols[changed]
-        sub, inside, sub_count = sub[:, changed], inside[:, changed], sizes[changed]
-        sub_level = np.einsum("ij,ij->j", sub, inside)
-        sub_level += volume
-        sub_level /= sub_count
-        members[:, cols] = inside
-        count[cols] = sub_count
-        level[cols] = sub_level
-    return level, members, count
-
-
-def _finite_gaps(gaps):
-    """Gaps ``top - f`` past the largest float (potentials ``1e308`` apart) overflow to ``inf``,
-    and ``inf * 0`` in the masked sums is NaN: clip them to the largest float (they stay far
-    above every level)."""
-    if not np.isfinite(gaps.max()):
-        np.minimum(gaps, np.finfo(float).max, out=gaps)
-    return gaps
-
-
 # --------------------------------------------------------------------------------------- zero-one
 def _zero_one_set(F, weight):
-    """The value and the best set ``S`` of Theorem 5 (members ``(k, n)`` and their number).
-
-    ``V = max_S (sum_S f + c(|S| - 1)) / |S| = top + c - d`` with ``d`` the water level of the
-    gaps ``top - f`` for the volume ``c`` (:func:`_water_level`), and ``S = {f_j > top - d}``.
-    Working on the gaps (``V(f + a) = V(f) + a``) keeps huge potentials (``1e308``) from
-    overflowing.  Labels within a rounding slack of the level (ties up to rounding, which depends
-    on a shift of ``F``) are left out of ``S``, so ``q*`` does not flip between equally optimal
-    vertices under ``F + a``.
-    """
-    FT = _columns(F)
-    k = FT.shape[0]
-    top = FT.max(axis=0)
-    gaps = top - FT  # >= 0, zero at the maxima
-    # the level and the gaps it is compared with are at most c: their rounding errors, and those
-    # of a shift of F, are below this
-    slack = 8 * k * np.finfo(float).eps * (np.abs(top) + weight)
-    level, members, count = _water_level(_finite_gaps(gaps), weight, slack)
-    return top + (weight - level), members, count
+    """The value and the best set ``S`` of Theorem 5 (members ``(k, n)`` and their number):
+    :func:`advgame._kernels.zero_one_set`.  Working on the gaps ``top - f`` (``V(f + a) = V(f) +
+    a``) keeps huge potentials (``1e308``) from overflowing, and leaving labels within a
+    rounding slack of the level out of ``S`` keeps ``q*`` from flipping between equally optimal
+    vertices under ``F + a``."""
+    return _kernels.zero_one_set(_columns(F), float(weight))
 
 
 def zero_one(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -198,7 +114,7 @@ def zero_one(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray
 
     The maximising ``S`` is a set of largest potentials, ``{f_j > V - c}``: the labels above the
     water level ``u`` with ``sum_j (f_j - u)_+ = c`` (``V = u + c``), found for all rows at once
-    by a few vectorised Newton passes (:func:`_water_level`, ``O(k)`` per row and pass); ``q*``
+    by Newton passes (:func:`advgame._kernels.zero_one_set`, ``O(k)`` per row and pass); ``q*``
     is uniform on ``S``.  Labels tied with the smallest member of ``S`` are in ``S``; labels at
     the level itself (which leave the value unchanged) are not.
     """
@@ -282,108 +198,12 @@ def ordinal_vertices(k: int, weight: float = 1.0) -> tuple[np.ndarray, np.ndarra
 
 
 # ---------------------------------------------------------------------------------------- squared
-#: :func:`_squared_vertex` tests a new label against every vertex of the stacks at once while
-#: they hold at most this many (else vertex by vertex, on the rows that pop): ``O(k)`` per row.
-_HULL_BLOCK = 16
-
-
 def _squared_vertex(F, weight):
-    r"""Best vertex of Theorem 7 in ``O(k)`` amortised per row (the paper's algorithm is ``O(k^3)``).
-
-    A two-point vertex on ``i < j`` with mean ``l - 1/2`` (``i < l <= j``) puts the weights
-    ``lambda_i = (j - theta) / (j - i)``, ``lambda_j = (theta - i) / (j - i)`` on ``i`` and ``j``,
-    ``theta = l - 1/2``; with ``b_j = f_j + c j^2`` Theorem 7's value is
-
-    .. math:: \lambda_i b_i + \lambda_j b_j - c\,(l - 1)\,l,
-
-    the chord of the points ``(j, b_j)`` at ``theta`` minus a term of ``l`` alone.  The best pair
-    for a given ``l`` is therefore the upper concave hull of ``(j, b_j)`` at ``theta = l - 1/2``.
-    The hull is built by the monotone chain (the labels are already sorted; collinear points
-    are kept, so a hull segment is the shortest chord through ``theta``), each label pushed once
-    and popped at most once, vectorised over the rows in the column layout (:func:`_columns`):
-    while the stacks are shallow (:data:`_HULL_BLOCK`) a new label is tested against all their
-    vertices in one pass, else vertex by vertex.  On each hull segment the value is a concave
-    quadratic in ``theta``, best at the half-integer nearest to its vertex ``slope / (2c)``
-    (the larger ``l`` on a tie).  Exact ties between segments are resolved as the former
-    ``O(k^2)`` search over gaps did: shortest gap ``d = j - i``, then smallest ``i``.  Returns the
-    value, ``i``, ``d`` (0 for a single point ``e_i``) and ``u = theta - i``.
-    """
-    FT = _columns(F)
-    k, n = FT.shape
-    best_value = FT.max(axis=0)
-    best_i = _first_true(FT == best_value)
-    zeros = np.zeros(n, dtype=np.intp)
-    if k == 1:
-        return best_value, best_i, zeros, np.zeros(n)
-    labels = np.arange(k, dtype=np.float64)
-    B = FT + (weight * labels**2)[:, None]
-    # the hull of each row (column), bottom first: its labels (as floats) and their b
-    hull, hull_b = np.zeros((k, n)), np.zeros((k, n))
-    hull[:2], hull_b[:2] = labels[:2, None], B[:2]
-    # stack positions and sizes are kept times n, as offsets into the flattened stacks
-    end, depth = np.full(n, 2 * n, dtype=np.intp), 2  # n * size
-    offsets = np.arange(0, k * n, n)[:, None]  # n * position
-    stays = np.ones((k, n), dtype=bool)  # the bottom vertex always stays
-    cols = np.arange(n)
-    flat_hull, flat_b = hull.reshape(-1), hull_b.reshape(-1)
-    for j in range(2, k):
-        if depth <= _HULL_BLOCK:
-            # whether each vertex lies strictly below the chord from the one beneath it to j:
-            # that does not depend on the vertices above it, so it is tested for the whole
-            # stack at once, and the vertices above the highest one that stays are popped
-            before, base = hull[: depth - 1], hull_b[: depth - 1]
-            pop = (hull_b[1:depth] - base) * (j - before) < (B[j] - base) * (hull[1:depth] - before)
-            np.less(offsets[1:depth], end, out=stays[1:depth])
-            np.greater(stays[1:depth], pop, out=stays[1:depth])
-            top = (offsets[1 : depth + 1] * stays[:depth]).max(axis=0)  # n * (new position)
-        else:  # a deep stack: pop vertex by vertex, on the rows that still pop
-            active, top = cols, end.copy()
-            while active.size:
-                last = top[active] - n + active
-                below = last - n
-                before, base = flat_hull[below], flat_b[below]
-                pop = (flat_b[last] - base) * (j - before) < (B[j, active] - base) * (
-                    flat_hull[last] - before
-                )
-                active = active[pop]
-                top[active] -= n
-                active = active[top[active] >= 2 * n]
-        flat = top + cols
-        flat_hull[flat] = j
-        flat_b[flat] = B[j]
-        end = top + n
-        depth = int(end.max()) // n
-    # each hull segment (i, j): its best half-integer theta = l - 1/2 is the one nearest to
-    # the vertex slope / (2c) of the concave chord(theta) - c (theta^2 - 1/4)
-    low_i, high_i = hull[: depth - 1], hull[1:depth]
-    low = hull_b[: depth - 1]
-    # (the stale entries above a row's hull are finite, but may repeat a label)
-    slope = (hull_b[1:depth] - low) / np.maximum(high_i - low_i, 1.0)
-    l = np.floor(slope * (0.5 / weight))
-    l += 1.0
-    np.maximum(l, low_i + 1.0, out=l)
-    np.minimum(l, high_i, out=l)
-    values = slope * (l - 0.5 - low_i)
-    values += low
-    values -= weight * (l - 1.0) * l
-    np.copyto(values, -np.inf, where=offsets[1:depth] >= end)  # not on this row's hull
-    top = values.max(axis=0)
-    best = values == top
-    segment = _first_true(best)  # the smallest i
-    tied = _count(best) > 1
-    if tied.any():  # exact ties: shortest gap, then smallest i
-        tied = np.flatnonzero(tied)
-        gap = (high_i[:, tied] - low_i[:, tied]) * k + np.arange(depth - 1)[:, None]
-        segment[tied] = np.where(best[:, tied], gap, k * k).argmin(axis=0)
-    pick = segment * n + cols
-    i = low_i.reshape(-1)[pick].astype(np.intp)
-    better = top > best_value
-    return (
-        np.where(better, top, best_value),
-        np.where(better, i, best_i),
-        np.where(better, high_i.reshape(-1)[pick].astype(np.intp) - i, zeros),
-        np.where(better, l.reshape(-1)[pick] - 0.5 - i, 0.0),
-    )
+    r"""Best vertex of Theorem 7 in ``O(k)`` per row (the paper's algorithm is ``O(k^3)``):
+    :func:`advgame._kernels.squared_vertex`, an upper concave hull of the points ``(j, f_j + c
+    j^2)``.  Returns the value, ``i``, ``d`` (0 for a single point ``e_i``) and ``u = theta -
+    i``."""
+    return _kernels.squared_vertex(_columns(F), float(weight))
 
 
 def squared(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -625,7 +445,7 @@ def zero_one_quadratic_smoothing(
                \sum_j (f_j - u)_+ = c, \qquad \sum_j (\min(f_j, u) - \tau)_+ = \mu,
 
     two water-fillings (``u`` from the top with volume ``c``, then the simplex projection of
-    ``min(f, u) / mu``), each by a few vectorised Newton passes (:func:`_water_level`).  ``u``
+    ``min(f, u) / mu``), each by a few Newton passes (:func:`advgame._kernels.zero_one_smoothing`).  ``u``
     does not depend on ``mu``: it is the level of Theorem 5, ``V(f) = u + c``.  Returns
     ``(V_mu(f), q*)``, and with ``return_levels`` also ``(top, u, tau)`` (``u`` and ``tau``
     relative to the row maximum ``top``, so ``V = top + u + c``), from which the Jacobian of
@@ -638,27 +458,16 @@ def zero_one_quadratic_smoothing(
 
 
 def _zero_one_smoothing(F, mu, weight):
-    """:func:`zero_one_quadratic_smoothing` in the column layout (:func:`_columns`): ``V_mu``,
-    ``q*`` as a ``(k, n)`` array, the row maximum ``top``, the levels ``d = -u`` and ``e`` (``tau
-    = -(d + e)``) and the two water-fillings' sets: the capped labels (``f_j > u``) and the
-    active ones (``q_j > 0``), both ``(k, n)`` bool, each with its size per row."""
+    """:func:`zero_one_quadratic_smoothing` in the column layout (:func:`_columns`),
+    :func:`advgame._kernels.zero_one_smoothing`: ``V_mu``, ``q*`` as a ``(k, n)`` array, the row
+    maximum ``top``, the levels ``d = -u`` and ``e`` (``tau = -(d + e)``) and the two
+    water-fillings' sets: the capped labels (``f_j > u``) and the active ones (``q_j > 0``),
+    both ``(k, n)`` bool, each with its size per row."""
     if not mu > 0:
         raise ValueError(f"the smoothing mu must be positive; got {mu!r}.")
-    FT = _columns(F)
-    top = FT.max(axis=0)
-    gaps = _finite_gaps(top - FT)  # V_mu(f + a) = V_mu(f) + a
-    level, capped, n_capped = _water_level(gaps, weight)  # u = -level: sum (g - u)_+ = c
-    # min(f, u) - u, negated: max(gaps - level, 0), zero on the capped labels; its water level
-    # for the volume mu is u - tau
-    excess = gaps - level
-    np.maximum(excess, 0.0, out=excess)
-    fill, active, n_active = _water_level(excess, mu)
-    Q = fill - excess  # mu q* = (min(f, u) - tau)_+
-    np.maximum(Q, 0.0, out=Q)
-    Q *= 1.0 / mu
-    value = np.einsum("ij,ij->j", gaps + 0.5 * mu * Q, Q)
-    value -= weight * (1.0 - fill / mu)  # cap = max_j q_j = (u - tau) / mu
-    np.subtract(top, value, out=value)
+    value, Q, top, level, fill, capped, n_capped, active, n_active = _kernels.zero_one_smoothing(
+        _columns(F), float(mu), float(weight)
+    )
     return value, Q, top, level, fill, (capped, n_capped), (active, n_active)
 
 
