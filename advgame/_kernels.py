@@ -110,7 +110,7 @@ def zero_one_set(FT, weight):
     gaps = np.empty((k, BLOCK))
     top, level, slack = np.empty(BLOCK), np.empty(BLOCK), np.empty(BLOCK)
     size = np.empty(BLOCK, dtype=np.int64)
-    scratch = np.empty((4, BLOCK))
+    scratch = _work()
     for start in range(0, n, BLOCK):
         m = min(BLOCK, n - start)
         _block_gaps(FT, start, m, top, gaps)
@@ -126,15 +126,38 @@ def zero_one_set(FT, weight):
 
 
 @njit(cache=True)
+def _smoothed_levels(gaps, excess, m, mu, weight, d, e, sizes, capped, active, start, scratch):
+    r"""The two water levels of the smoothed zero-one game for the first ``m`` columns of
+    ``gaps`` (``top - f``): ``d = top - u`` for the volume ``c`` on the gaps, then ``e = u -
+    tau`` for the volume ``mu`` on the excesses ``(g - d)_+`` (written into ``excess``), so
+    that ``mu q* = (e - excess)_+``.  The capped and the active sets go to ``capped`` and
+    ``active`` (columns ``start:start + m``), their sizes to ``sizes[0]`` and ``sizes[1]``."""
+    k = gaps.shape[0]
+    no_slack = scratch[4]
+    _water_levels(gaps, m, weight, no_slack, d, sizes[0], capped, start, scratch)
+    for j in range(k):
+        for i in range(m):
+            excess[j, i] = max(gaps[j, i] - d[i], 0.0)
+    _water_levels(excess, m, mu, no_slack, e, sizes[1], active, start, scratch)
+
+
+@njit(cache=True)
+def _work():
+    """Work arrays of :func:`_water_levels` (rows 0-3) and a row of negative slacks (4)."""
+    scratch = np.empty((5, BLOCK))
+    scratch[4] = -1.0
+    return scratch
+
+
+@njit(cache=True)
 def zero_one_smoothing(FT, mu, weight):
     r"""The quadratically smoothed zero-one game for every row (column of ``FT``).
 
     ``q* = (min(f, u) - tau)_+ / mu`` with ``sum_j (f_j - u)_+ = c`` and ``sum_j (min(f_j, u) -
-    tau)_+ = mu``: two water levels per row, the first (``d = top - u``, for the volume ``c``)
-    on the gaps ``g = top - f``, the second (``e = u - tau``, for the volume ``mu``) on the
-    excesses ``(g - d)_+``.  Returns ``V_mu`` ``(n,)``, ``q*`` ``(k, n)``, ``top``, ``d`` and
-    ``e`` ``(n,)``, the capped labels (``f_j > u``, ``(k, n)`` bool) and their number, and the
-    active ones (``q_j > 0``) and their number.
+    tau)_+ = mu``: two water levels per row (:func:`_smoothed_levels`).  Returns ``V_mu``
+    ``(n,)``, ``q*`` ``(k, n)``, ``top``, ``d = top - u`` and ``e = u - tau`` ``(n,)``, the
+    capped labels (``f_j > u``, ``(k, n)`` bool) and their number, and the active ones
+    (``q_j > 0``) and their number.
     """
     k, n = FT.shape
     value, top, level, fill = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
@@ -145,18 +168,13 @@ def zero_one_smoothing(FT, mu, weight):
     n_active = np.empty(n, dtype=np.int64)
     gaps, excess = np.empty((k, BLOCK)), np.empty((k, BLOCK))
     block_top, d, e, total = np.empty(BLOCK), np.empty(BLOCK), np.empty(BLOCK), np.empty(BLOCK)
-    size_d, size_e = np.empty(BLOCK, dtype=np.int64), np.empty(BLOCK, dtype=np.int64)
-    no_slack = np.full(BLOCK, -1.0)
+    sizes = np.empty((2, BLOCK), dtype=np.int64)
+    scratch = _work()
     scale = 1.0 / mu
-    scratch = np.empty((4, BLOCK))
     for start in range(0, n, BLOCK):
         m = min(BLOCK, n - start)
         _block_gaps(FT, start, m, block_top, gaps)
-        _water_levels(gaps, m, weight, no_slack, d, size_d, capped, start, scratch)
-        for j in range(k):
-            for i in range(m):
-                excess[j, i] = max(gaps[j, i] - d[i], 0.0)
-        _water_levels(excess, m, mu, no_slack, e, size_e, active, start, scratch)
+        _smoothed_levels(gaps, excess, m, mu, weight, d, e, sizes, capped, active, start, scratch)
         total[:m] = 0.0
         for j in range(k):
             for i in range(m):
@@ -166,10 +184,57 @@ def zero_one_smoothing(FT, mu, weight):
         for i in range(m):
             r = start + i
             top[r], level[r], fill[r] = block_top[i], d[i], e[i]
-            n_capped[r], n_active[r] = size_d[i], size_e[i]
+            n_capped[r], n_active[r] = sizes[0, i], sizes[1, i]
             # the cap max_j q_j is e / mu
             value[r] = block_top[i] - (total[i] - weight * (1.0 - e[i] * scale))
     return value, Q, top, level, fill, capped, n_capped, active, n_active
+
+
+@njit(cache=True)
+def zero_one_dual_epoch(FT, K, Q, A, order, coef, curvature, weight):
+    r"""One epoch of dual coordinate ascent for the kernel zero-one game with soft moments
+    (:func:`advgame.solvers.fit_kernel_dual`), over the rows in ``order``.
+
+    Row ``i``'s best adversary with the others fixed maximises ``H(q) + q^T f_i - (s_i / 2)
+    ||q - q_i||^2`` with ``s_i = w_i K_ii / lam`` (``curvature``): the smoothed game of
+    :func:`zero_one_smoothing` with ``mu = s_i`` at the potentials ``f_i + s_i q_i``.  When
+    ``q_i`` moves, ``D = (w_i / lam) (q_new - q_i)`` (``coef = w / lam``) leaves ``A_i`` and
+    every potential moves by ``-K[:, i] D^T`` (``K`` symmetric: its row ``i``, read
+    contiguously, once per label of the column layout ``FT``, ``(k, n)``).  ``Q``, ``A`` and
+    ``FT`` are updated in place; returns the number of rows that moved.
+    """
+    k, n = FT.shape
+    gaps, excess = np.empty((k, 1)), np.empty((k, 1))
+    members = np.empty((k, 1), dtype=np.bool_)
+    d, e = np.empty(1), np.empty(1)
+    sizes = np.empty((2, 1), dtype=np.int64)
+    scratch = _work()
+    g, D = np.empty(k), np.empty(k)
+    moved_rows = 0
+    for i in order:
+        mu = curvature[i]
+        for j in range(k):
+            g[j] = FT[j, i] + mu * Q[i, j]
+        top = g.max()
+        for j in range(k):
+            gaps[j, 0] = min(top - g[j], _HUGE)
+        _smoothed_levels(gaps, excess, 1, mu, weight, d, e, sizes, members, members, 0, scratch)
+        moved = False
+        for j in range(k):
+            q = max(e[0] - excess[j, 0], 0.0) / mu
+            D[j] = coef[i] * (q - Q[i, j])
+            moved |= q != Q[i, j]
+            Q[i, j] = q
+        if not moved:
+            continue
+        moved_rows += 1
+        row = K[i]
+        for j in range(k):
+            A[i, j] -= D[j]
+            step, potentials = D[j], FT[j]
+            for t in range(n):
+                potentials[t] -= row[t] * step
+    return moved_rows
 
 
 @njit(cache=True)

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
-from . import closed_forms
+from . import _kernels, closed_forms
 from .compile import compile_cuts
 from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError
 from .uncertainty import Exact, NormBall, SoftMoments
@@ -1245,6 +1245,7 @@ def fit_kernel(
     max_iter: int = 1000,
     mu0: float | None = None,
     warn: bool = True,
+    method: str = "auto",
 ) -> TrainingResult:
     r"""Certified training with the exact kernel: smoothing, Newton steps and an RKHS bound.
 
@@ -1281,7 +1282,12 @@ def fit_kernel(
     A0 : ndarray, optional
         Starting coefficients, shape ``(n, k)`` or flattened.
     tol, max_iter, mu0, warn :
-        As for :func:`fit_smoothed` (``max_iter`` counts Newton steps).
+        As for :func:`fit_smoothed` (``max_iter`` counts Newton steps, or epochs of
+        ``method='dual'``).
+    method : {'auto', 'newton', 'dual'}
+        ``'dual'``: :func:`fit_kernel_dual` (the zero-one loss with soft moments from ``A = 0``
+        only); ``'auto'`` uses it wherever it applies (measured on optdigits, 3,934 rows: 0.3
+        s against 6 s of Newton steps), Newton steps elsewhere.
 
     Returns
     -------
@@ -1302,6 +1308,13 @@ def fit_kernel(
         raise ValueError(f"fit_kernel: {obstacle}.")
     if obstacle is not None:
         raise NotApplicableError(f"fit_kernel cannot certify this problem: {obstacle}.")
+    if method not in ("auto", "newton", "dual"):
+        raise ValueError(f"method must be 'auto', 'newton' or 'dual'; got {method!r}.")
+    dual_obstacle = _dual_obstacle(game, uncertainty, A0)
+    if method == "dual" and dual_obstacle is not None:
+        raise NotApplicableError(f"fit_kernel(method='dual'): {dual_obstacle}.")
+    if method != "newton" and dual_obstacle is None:
+        return fit_kernel_dual(game, K, y, weights, uncertainty, tol, max_iter, warn)
     smooth = smoothed_game(game)
     n, k = K.shape[0], game.n_labels
     L = game.loss.matrix
@@ -1423,3 +1436,117 @@ def fit_kernel(
             )
     limit_reached = message.startswith("max_iter")
     return TrainingResult(best_A.ravel(), best_value, n_iter, message, gap, limit_reached)
+
+
+__all__ += ["fit_kernel_dual"]
+
+#: Seed of the row order of :func:`fit_kernel_dual` (a fresh permutation every epoch), fixed
+#: so that fits are reproducible.
+DUAL_SEED = 0
+
+
+def _dual_obstacle(game, uncertainty, A0):
+    """Why :func:`fit_kernel_dual` does not apply, or None."""
+    structure = game.structure
+    if structure is None or structure.kind != "zero_one" or not structure.has_closed_form:
+        return "the per-row ascent step is the zero-one smoothing closed form (zero-one losses)"
+    if not isinstance(uncertainty, SoftMoments):
+        return "the per-row ascent step needs soft moments (a smooth R*)"
+    if A0 is not None and np.any(np.asarray(A0) != 0):
+        return "it starts from A = 0, where the dual point (Q = the labels) is known"
+    return None
+
+
+def fit_kernel_dual(
+    game: Any,
+    K: np.ndarray,
+    y: np.ndarray,
+    weights: np.ndarray,
+    uncertainty: SoftMoments,
+    tol: float = 1e-4,
+    max_iter: int = 1000,
+    warn: bool = True,
+) -> TrainingResult:
+    r"""Certified kernel training of the zero-one game by dual coordinate ascent.
+
+    The dual of the kernel learning problem with soft moments (:func:`kernel_dual_bound`,
+    Fathony et al. 2018a, Theorem 2; Farnia and Tse 2016, Theorem 3) is
+
+    .. math::  \max_{q_i \in \Delta} \sum_i w_i H(q_i)
+               - \frac{1}{2\lambda} \operatorname{tr}(G^\top K G),
+               \qquad G = W (Q - E_y), \quad A = -G / \lambda, \quad F = K A,
+
+    with ``H(q) = c (1 - max_j q_j)``.  With the other rows fixed, row ``i``'s best ``q``
+    maximises ``H(q) + q^T f_i - (s_i/2) ||q - q_i||^2``, ``s_i = w_i K_ii / lam``: the
+    quadratically smoothed zero-one game (:func:`advgame.closed_forms.zero_one_quadratic_smoothing`)
+    with ``mu = s_i`` at ``f_i + s_i q_i``, an exact step in closed form, as LIBLINEAR's
+    Crammer-Singer solver maximises its dual one sample at a time.  Rows are visited in a
+    fresh random order every epoch (seed :data:`DUAL_SEED`) in compiled code
+    (:func:`advgame._kernels.zero_one_dual_epoch`); a row that moves updates every potential
+    with its row of ``K`` (rows whose adversary stays cost ``O(k)``).  It starts from ``Q =
+    E_y`` (``A = 0``).  Each epoch's gap, from the running
+    potentials, says when to check: the check recomputes ``F = K A`` and ``J(A)`` exactly and
+    the bound :func:`kernel_dual_bound` from ``Q``, independently of the updates, and stops
+    when ``J - D <= tol * max(1, |J|)``.  ``max_iter`` bounds the epochs.
+
+    Returns
+    -------
+    TrainingResult
+        ``theta = A.ravel()``, the exact ``objective`` ``J(A)``, ``n_iter`` (epochs),
+        ``message`` (``'certified'`` exactly when the checked gap is within ``tol``) and the
+        certified ``gap``.
+    """
+    obstacle = _dual_obstacle(game, uncertainty, None)
+    if obstacle is not None:
+        raise NotApplicableError(f"fit_kernel_dual: {obstacle}.")
+    n, k = K.shape[0], game.n_labels
+    L, weight, lam = game.loss.matrix, game.structure.weight, uncertainty.lam
+    index = np.arange(n)
+    rows = np.flatnonzero(weights > 0)  # a row of weight 0 keeps q = e_y and A = 0
+    Q = np.zeros((n, k))
+    Q[index, y] = 1.0
+    A, FT = np.zeros((n, k)), np.zeros((k, n))  # the potentials in the column layout
+    coef = weights / lam
+    # a row with K_ii = 0 moves no potential: its step is the exact game's (mu -> 0)
+    curvature = np.maximum(coef * np.diag(K), 1e-12 * weight)
+    K = np.ascontiguousarray(K, dtype=np.float64)
+    rng = np.random.default_rng(DUAL_SEED)
+
+    def primal(FT):
+        """``J(A)`` at the potentials ``FT`` (and ``lam/2 ||theta||^2``)."""
+        F = FT.T
+        half_norm2 = 0.5 * lam * float(np.einsum("ij,ij->", A, F))
+        return float(weights @ (closed_forms._zero_one_set(F, weight)[0] - F[index, y])), half_norm2
+
+    best_value, best_A, lower, gap, message, epoch = np.inf, A, -np.inf, np.inf, "", 0
+    while not message:
+        epoch += 1
+        _kernels.zero_one_dual_epoch(FT, K, Q, A, rng.permutation(rows), coef, curvature, weight)
+        loss, half_norm2 = primal(FT)  # from the running potentials
+        dual = float(weights @ entropies(L, Q)) - half_norm2
+        last = epoch >= max_iter
+        if loss + half_norm2 - dual > tol * max(1.0, abs(loss + half_norm2)) and not last:
+            continue
+        # the gap may be closed (or the budget is spent): check it exactly, the potentials
+        # recomputed from K and the bound from Q alone
+        FT = np.ascontiguousarray(_kernel_product(K, A).T)
+        J = sum(primal(FT))
+        if J < best_value:
+            best_value, best_A = J, A.copy()
+        lower = max(lower, kernel_dual_bound(game, K, y, weights, uncertainty, Q))
+        gap = max(best_value - lower, 0.0)
+        if gap <= tol * max(1.0, abs(best_value)):
+            message = "certified"
+        elif last:
+            message = (
+                f"max_iter={max_iter} reached: gap {gap:.2e} above tol={tol:g} * max(1, |J|) "
+                f"after {epoch} epochs"
+            )
+            if warn:
+                warnings.warn(
+                    f"kernel dual ascent not certified ({message}); objective {best_value:.10g}.",
+                    ConvergenceWarning,
+                    stacklevel=2,
+                )
+    limit_reached = message.startswith("max_iter")
+    return TrainingResult(best_A.ravel(), best_value, epoch, message, gap, limit_reached)

@@ -172,6 +172,21 @@ def test_smoothed_curvature_is_the_jacobian(kind):
     )
 
 
+@pytest.mark.parametrize("column", [0, 2])
+def test_a_nan_potential_makes_the_value_nan(column):
+    """Never a finite value from a row with a NaN (the callers report non-finite potentials)."""
+    F = np.random.default_rng(0).normal(size=(3, 4))
+    F[1, column] = np.nan
+    with np.errstate(divide="ignore", invalid="ignore"):  # q* of the NaN row: 0 / 0
+        values = (
+            closed_forms.zero_one(F)[0],
+            closed_forms.zero_one_quadratic_smoothing(F, 0.1)[0],
+            closed_forms.squared(F)[0],
+        )
+    for value in values:
+        assert np.isnan(value[1]) and np.all(np.isfinite(value[[0, 2]]))
+
+
 def test_surrogate_objective_reports_non_finite_potentials():
     X = np.array([[1.0, 2.0], [3.0, 4.0]])
     fmap = Multiclass().fit(X, 3)

@@ -1,4 +1,5 @@
-"""The certified exact-kernel solver (advgame.solvers.fit_kernel) against the compiled program."""
+"""The certified exact-kernel solvers (advgame.solvers.fit_kernel: Newton steps, and dual
+coordinate ascent for the zero-one loss) against the compiled program."""
 
 import warnings
 
@@ -7,9 +8,12 @@ import pytest
 from sklearn.datasets import load_iris
 
 import advgame as ag
+from advgame import closed_forms
+from advgame._kernels import zero_one_dual_epoch
 from advgame.exceptions import NotApplicableError
 from advgame.solvers import (
     fit_kernel,
+    fit_kernel_dual,
     kernel_dual_bound,
     kernel_obstacle,
     kernel_regularizer,
@@ -50,14 +54,16 @@ def _compiled(X, y, **params):
         (GENERAL, "rbf", "l2"),
     ],
 )
-def test_certified_gap_brackets_the_compiled_optimum(iris, loss, kernel, uncertainty):
+@pytest.mark.parametrize("method", ["auto", "newton"])
+def test_certified_gap_brackets_the_compiled_optimum(iris, loss, kernel, uncertainty, method):
+    """``auto`` is dual coordinate ascent for the zero-one loss with soft moments."""
     X, y = iris
     strength = 0.05 if uncertainty == "l2" else None
     exact, (game, K, y_index, w) = _compiled(
         X, y, loss=loss, kernel=kernel, uncertainty=uncertainty, strength=strength
     )
     optimum = exact.objective_
-    result = fit_kernel(game, K, y_index, w, exact.uncertainty_, tol=TOL)
+    result = fit_kernel(game, K, y_index, w, exact.uncertainty_, tol=TOL, method=method)
     assert result.message == "certified"
     assert result.gap <= TOL * max(1.0, abs(result.objective))
     lower = result.objective - result.gap
@@ -128,3 +134,79 @@ def test_invalid_combinations_raise_clear_errors(iris):
     for uncertainty in ("l1", "linf"):
         with pytest.raises(ValueError, match="RKHS"):
             ag.AdversarialClassifier(kernel="rbf", uncertainty=uncertainty).fit(X, y)
+
+
+def test_dual_ascent_with_sample_weights_matches_the_compiled_optimum(iris):
+    """Weights (some zero) and a larger lam: the certified gap brackets the weighted optimum."""
+    X, y = iris
+    weights = np.random.default_rng(3).integers(0, 4, size=len(y)).astype(float)
+    exact = ag.AdversarialClassifier(kernel="rbf", gamma=0.5, solver="compile", strength=0.05)
+    exact.fit(X, y, sample_weight=weights)
+    K = exact.feature_map_.gram(X)
+    y_index = np.searchsorted(exact.classes_, y)
+    w = weights / weights.sum()
+    result = fit_kernel_dual(exact.game_.game(), K, y_index, w, exact.uncertainty_, tol=TOL)
+    assert result.message == "certified"
+    assert result.objective - result.gap <= exact.objective_ + 1e-7
+    assert exact.objective_ - 1e-7 <= result.objective <= exact.objective_ + result.gap + 1e-7
+    A = result.theta.reshape(len(y), -1)
+    assert np.all(A[weights == 0] == 0)  # a row of weight 0 never moves
+
+
+def test_dual_epoch_steps_are_the_smoothed_game_at_the_shifted_potentials():
+    """Each row's step maximises H(q) + q.f - s/2 ||q - q_old||^2: the smoothed zero-one game
+    with mu = s at f + s q_old (a numpy reference, row by row); A_i moves by -D_i and every
+    potential by -K[:, i] D_i."""
+    rng = np.random.default_rng(0)
+    n, k, weight = 7, 4, 1.5
+    Z = rng.normal(size=(n, 3))
+    K = np.exp(-0.5 * ((Z[:, None] - Z[None]) ** 2).sum(axis=2))
+    F0, A0 = rng.normal(size=(n, k)), rng.normal(size=(n, k))
+    Q0 = rng.dirichlet(np.ones(k), size=n)
+    Q0[2] = closed_forms.zero_one_quadratic_smoothing(  # a row that stays
+        (F0[2] + 0.7 * K[2, 2] * Q0[2])[None], 0.7 * K[2, 2], weight
+    )[1][0]
+    coef, curvature = np.full(n, 0.7), 0.7 * np.diag(K)
+    order = np.array([3, 0, 2, 6, 1])
+    FT, Q, A = np.ascontiguousarray(F0.T), Q0.copy(), A0.copy()
+    moved = zero_one_dual_epoch(FT, K, Q, A, order, coef, curvature, weight)
+    F, expected_Q, expected_A = F0.copy(), Q0.copy(), A0.copy()
+    for i in order:
+        shifted = F[i] + curvature[i] * expected_Q[i]
+        q = closed_forms.zero_one_quadratic_smoothing(shifted[None], curvature[i], weight)[1][0]
+        D = coef[i] * (q - expected_Q[i])
+        expected_Q[i], expected_A[i] = q, expected_A[i] - D
+        F -= np.outer(K[:, i], D)
+    assert moved == 4
+    np.testing.assert_allclose(Q, expected_Q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(A, expected_A, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(FT.T, F, rtol=0, atol=1e-12)
+
+
+def test_dual_method_errors_and_warm_starts(iris):
+    X, y = iris
+    _, (game, K, y_index, w) = _compiled(X, y, kernel="rbf")
+    ordinal = ag.Game(ag.losses.ordinal(3))
+    with pytest.raises(NotApplicableError, match="zero-one"):
+        fit_kernel(ordinal, K, y_index, w, SoftMoments(0.1), method="dual")
+    with pytest.raises(NotApplicableError, match="soft moments"):
+        fit_kernel(game, K, y_index, w, NormBall(0.1, 2), method="dual")
+    with pytest.raises(ValueError, match="method"):
+        fit_kernel(game, K, y_index, w, SoftMoments(0.1), method="sdca")
+    A0 = np.full((len(y), 3), 0.01)
+    with pytest.raises(NotApplicableError, match="A = 0"):
+        fit_kernel(game, K, y_index, w, SoftMoments(0.1), A0=A0, method="dual")
+    # auto with a warm start takes Newton steps (the dual point at A0 is not known)
+    result = fit_kernel(game, K, y_index, w, SoftMoments(0.1), A0=A0, tol=TOL)
+    reference = fit_kernel(game, K, y_index, w, SoftMoments(0.1), tol=TOL, method="dual")
+    assert result.message == reference.message == "certified"
+    assert abs(result.objective - reference.objective) <= 2 * TOL
+
+
+def test_dual_ascent_reports_its_epoch_budget(iris):
+    X, y = iris
+    _, (game, K, y_index, w) = _compiled(X, y, kernel="rbf")
+    with pytest.warns(ag.exceptions.ConvergenceWarning, match="max_iter=1"):
+        result = fit_kernel_dual(game, K, y_index, w, SoftMoments(1.0 / len(y)), 1e-12, 1)
+    assert result.limit_reached and result.n_iter == 1
+    assert np.isfinite(result.gap) and result.gap > 0

@@ -3,12 +3,12 @@
 Data: the vendored optdigits (3,934 training rows) and scikit-learn's digits (1,257), each split
 70/30 (stratified, ``random_state=0``) and standardised on the training part.  Models:
 ``AdversarialClassifier(loss='zero_one', kernel='rbf', gamma=1/d, tol=1e-4)`` with its default
-solver (:func:`advgame.solvers.fit_kernel`: the exact Gram matrix, Newton steps, a certified
-gap) and the default ``strength`` ``lam = 1/n``, whose objective times ``n`` is
+solver (:func:`advgame.solvers.fit_kernel`: the exact Gram matrix, dual coordinate ascent for
+the zero-one loss, a certified gap) and the default ``strength`` ``lam = 1/n``, whose objective times ``n`` is
 ``sum_i loss_i + ||theta||^2 / 2``: the scale of ``sklearn.svm.SVC(kernel='rbf', gamma=1/d,
 C=1)`` (one-vs-one hinge losses, libsvm), measured in the same run.  Reported: the median fit
 time, the time of the Gram matrix ``K(X, X)`` alone (part of our fit; SVC computes the kernel
-rows it needs lazily), test accuracies, our certified gap and Newton steps, and the ratio of fit
+rows it needs lazily), test accuracies, our certified gap and epochs, and the ratio of fit
 times.  Run it with one BLAS thread (``OPENBLAS_NUM_THREADS=1``).  ``--quick`` subsamples every
 problem to 300 rows (for tests; the numbers are not comparable).  The sizes are :data:`FULL` and
 :data:`QUICK` (:class:`Settings`).
@@ -99,7 +99,7 @@ def format_report(records, meta):
         f"fit s: median of {records[0]['repeats']} fit(s) on a 70/30 stratified split "
         f"(standardised), gamma = 1/d; ours: AdversarialClassifier(kernel='rbf', tol={TOL:g}), "
         f"default strength 1/n; SVC: C={SVC_C:g}. K s: the Gram matrix K(X, X) alone (part of "
-        "our fit). gap: certified objective - optimum; steps: Newton steps.",
+        "our fit). gap: certified objective - optimum; steps: epochs of dual coordinate ascent.",
     ]
     return "\n".join(lines)
 

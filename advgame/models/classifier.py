@@ -107,8 +107,9 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         adversaries certifies a relative gap of ``tol``, finished by cutting planes when that
         stalls and ``n_samples * n_params <= 200,000`` (:func:`advgame.solvers.fit_smoothed`; explicit features, any
         uncertainty set but ``exact``, zero-one or a loss whose vertex table is small).  For
-        ``kernel=...`` it is :func:`advgame.solvers.fit_kernel`: Newton steps on the exact Gram
-        matrix (no low-rank approximation), certified by the RKHS dual bound, for ``'soft'``
+        ``kernel=...`` it is :func:`advgame.solvers.fit_kernel` on the exact Gram matrix (no
+        low-rank approximation): dual coordinate ascent for the zero-one loss with soft
+        moments, Newton steps otherwise, certified by the RKHS dual bound, for ``'soft'``
         and ``'l2'`` (the RKHS norm; the other balls have no RKHS meaning and raise
         ``ValueError``).
         ``lbfgs``: L-BFGS on the non-smooth surrogate with the fast path for ``q*``;
