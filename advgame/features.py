@@ -92,8 +92,10 @@ class FeatureMap:
         """Sparse ``G`` with ``||theta||_2^2 = ||G theta||^2`` (identity for explicit features)."""
         return sp.identity(self.n_params, format="csr")
 
-    def apply_norm_factor(self, theta: np.ndarray, transpose: bool = False) -> np.ndarray:
-        """``G @ theta`` (or ``G.T @ theta``) without building ``G`` when it is the identity."""
+    def norm_metric(self, theta: np.ndarray) -> np.ndarray:
+        """``G^T G theta``, so that ``||theta||^2 = theta . norm_metric(theta)`` and
+        ``norm_metric`` is the gradient of ``||theta||^2 / 2``: ``theta`` itself for explicit
+        features."""
         return theta
 
 
@@ -291,7 +293,7 @@ class KernelFeatures(FeatureMap):
         self._kernel_params = self._params()
         self.X_fit_ = X
         self.n_params = X.shape[0] * self.n_classes_
-        self._factor = None
+        self._factor = self._train_gram = None
 
     def gram(self, X: np.ndarray) -> np.ndarray:
         """``K(X, X_fit)``."""
@@ -306,16 +308,31 @@ class KernelFeatures(FeatureMap):
         return [np.arange(j, self.n_params, self.n_classes_) for j in range(self.n_classes_)]
 
     def norm_factor(self) -> sp.csr_matrix:
-        r"""``G = (R^T ⊗ I_k)`` with ``K = R R^T`` (eigen-factor, tiny negative eigenvalues clipped)."""
+        r"""``G = (R^T ⊗ I_k)`` with ``K = R R^T`` (eigen-factor, tiny negative eigenvalues
+        clipped), for the compiled programs; the first-order solvers use :meth:`norm_metric`."""
         if self._factor is None:
-            eigenvalues, vectors = np.linalg.eigh(self.gram(self.X_fit_))
+            eigenvalues, vectors = np.linalg.eigh(self._training_gram())
             R = vectors * np.sqrt(np.clip(eigenvalues, 0.0, None))
             self._factor = sp.kron(sp.csr_matrix(R.T), sp.identity(self.n_classes_), format="csr")
         return self._factor
 
-    def apply_norm_factor(self, theta: np.ndarray, transpose: bool = False) -> np.ndarray:
-        G = self.norm_factor()
-        return G.T @ theta if transpose else G @ theta
+    def norm_metric(self, theta: np.ndarray) -> np.ndarray:
+        r"""``(K ⊗ I_k) theta = (K A).ravel()`` for ``theta = A.ravel()``, so that
+        ``||theta||_H^2 = tr(A^T K A)``: one product with the training Gram matrix (computed
+        once), where the factor :meth:`norm_factor` needs an ``n x n`` eigendecomposition and
+        ``n^2 k`` nonzeros."""
+        A = np.asarray(theta).reshape(-1, self.n_classes_)
+        return (self._training_gram() @ A).ravel()
+
+    def _training_gram(self):
+        if self._train_gram is None:
+            self._train_gram = self.gram(self.X_fit_)
+        return self._train_gram
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_factor"] = state["_train_gram"] = None  # caches, rebuilt on demand
+        return state
 
 
 class _StackedOperator:

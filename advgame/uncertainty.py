@@ -224,9 +224,8 @@ class NormBall(UncertaintySet):
             return self.radius * np.max(np.abs(theta))
         if self.norm == np.inf:
             return self.radius * np.sum(np.abs(theta))
-        z = fmap.apply_norm_factor(theta)
         if self.norm == 2:
-            return self.radius * np.linalg.norm(z)
+            return self.radius * np.sqrt(max(float(theta @ fmap.norm_metric(theta)), 0.0))
         return self.radius * sum(np.linalg.norm(theta[b]) for b in fmap.blocks())
 
     def subgradient(self, theta: np.ndarray, fmap: FeatureMap) -> np.ndarray:
@@ -239,11 +238,11 @@ class NormBall(UncertaintySet):
         if self.norm == np.inf:
             return self.radius * np.sign(theta)
         if self.norm == 2:
-            z = fmap.apply_norm_factor(theta)
-            norm = np.linalg.norm(z)
+            metric = fmap.norm_metric(theta)
+            norm = np.sqrt(max(float(theta @ metric), 0.0))
             if norm == 0:
                 return np.zeros_like(theta)
-            return self.radius * fmap.apply_norm_factor(z, transpose=True) / norm
+            return self.radius * metric / norm
         g = np.zeros_like(theta)
         for b in fmap.blocks():
             norm = np.linalg.norm(theta[b])
@@ -382,11 +381,10 @@ class SoftMoments(UncertaintySet):
         return f"({self.lam:g} / 2) * ||theta||_2^2"
 
     def penalty(self, theta: np.ndarray, fmap: FeatureMap) -> float:
-        z = fmap.apply_norm_factor(theta)
-        return 0.5 * self.lam * float(z @ z)
+        return 0.5 * self.lam * max(float(theta @ fmap.norm_metric(theta)), 0.0)
 
     def subgradient(self, theta: np.ndarray, fmap: FeatureMap) -> np.ndarray:
-        return self.lam * fmap.apply_norm_factor(fmap.apply_norm_factor(theta), transpose=True)
+        return self.lam * fmap.norm_metric(theta)
 
     def add_to_program(self, program: Program, theta: slice, fmap: FeatureMap) -> None:
         label = r"sqrt(lam) G" if fmap.coordinate_norms is False else "sqrt(lam) I"

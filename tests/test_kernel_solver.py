@@ -210,3 +210,31 @@ def test_dual_ascent_reports_its_epoch_budget(iris):
         result = fit_kernel_dual(game, K, y_index, w, SoftMoments(1.0 / len(y)), 1e-12, 1)
     assert result.limit_reached and result.n_iter == 1
     assert np.isfinite(result.gap) and result.gap > 0
+
+
+def test_kernel_penalties_use_the_gram_matrix_not_its_factor(iris):
+    """``norm_metric`` is ``G^T G theta`` for the eigen-factor ``G`` of ``K``; the first-order
+    kernel fits never build that factor (an ``n x n`` eigendecomposition), and pickles drop
+    both caches."""
+    import pickle
+
+    X, y = iris
+    fmap = ag.features.KernelFeatures("rbf", gamma=0.5).fit(X, 3)
+    theta = np.random.default_rng(0).normal(size=fmap.n_params)
+    G = fmap.norm_factor()
+    np.testing.assert_allclose(fmap.norm_metric(theta), G.T @ (G @ theta), rtol=1e-9, atol=1e-9)
+    for uncertainty in (SoftMoments(0.3), NormBall(0.2, 2)):
+        z = G @ theta
+        expected = 0.15 * z @ z if isinstance(uncertainty, SoftMoments) else 0.2 * np.sqrt(z @ z)
+        assert uncertainty.penalty(theta, fmap) == pytest.approx(expected, rel=1e-9)
+    restored = pickle.loads(pickle.dumps(fmap))
+    assert restored._factor is None and restored._train_gram is None
+    np.testing.assert_allclose(restored.norm_metric(theta), fmap.norm_metric(theta), rtol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for solver in ("pegasos", "lbfgs"):  # uncertified: the cutting planes compile a QP
+            model = ag.AdversarialClassifier(
+                kernel="rbf", gamma=0.5, solver=solver, max_iter=20, certify=False
+            )
+            model.fit(X, y)
+            assert model.feature_map_._factor is None
