@@ -314,6 +314,14 @@ def test_the_default_run_is_the_affordable_one_and_full_asks_for_every_row(
     assert settings.rows == base.rows and settings.gaussian == gaussian
 
 
+def test_models_flag_selects_the_columns(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(seed000, "run", lambda **options: seen.update(options))
+    assert main(["reproduce", "seed000", "--full", "--models", "AL01,ALabs,OVA,AL-th"]) == 0
+    assert seen["settings"].models == ("AL01", "ALabs", "OVA", "AL-th")
+    assert seen["settings"].rows == {}
+
+
 def test_kernels_setting_runs_the_linear_halves_alone():
     """``Settings.kernels`` restricts Tables 2 and 6 to the kernels given (the full-data linear
     tables are affordable while the exact Gaussian ones are not)."""
@@ -323,6 +331,19 @@ def test_kernels_setting_runs_the_linear_halves_alone():
         ("zero-one", "linear"),
         ("abstain", "linear"),
     }
+
+
+def test_models_setting_runs_the_columns_given():
+    """``Settings.models`` keeps the models named (the full-data Gaussian columns of the
+    adversarial models are affordable while the exact Gaussian baselines are not)."""
+    settings = replace(
+        seed000.QUICK, kernels=("rbf",), ordinal=(), ordinal_rbf=(), splits=2, models=("AL01",)
+    )
+    records = seed000.run(settings=settings, print_fn=lambda report: None)
+    assert [(r["table"], r["kernel"]) for r in records] == [("zero-one", "rbf")]
+    assert set(records[0]["columns"]) == {"AL01"}
+    with pytest.raises(ValueError, match="Settings.models must name columns"):
+        seed000.run(settings=replace(settings, models=("SVM",)), print_fn=lambda r: None)
 
 
 @pytest.mark.parametrize("kernels", [(), ("poly",), ("linear", "gaussian")])

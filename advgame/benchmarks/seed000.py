@@ -285,8 +285,9 @@ class Settings:
     """Splits, parallel jobs, tuning per kernel, Gaussian rank, data sets, the rows per split
     of the data sets subsampled (absent: all rows), the Gaussian models (:data:`GAUSSIAN`):
     ``'exact'`` kernels, or ``'kpca'`` features (the top ``rank`` kernel principal components,
-    one linear model on them), and the kernels of the multiclass tables (Tables 2 and 6; e.g.
-    ``('linear',)`` for the linear halves alone)."""
+    one linear model on them), the kernels of the multiclass tables (Tables 2 and 6; e.g.
+    ``('linear',)`` for the linear halves alone) and the models run (column names of
+    :data:`COLUMNS`; empty: all of them)."""
 
     splits: int
     jobs: int
@@ -299,6 +300,7 @@ class Settings:
     rows: dict
     gaussian: str = "exact"
     kernels: tuple = ("linear", "rbf")
+    models: tuple = ()
 
 
 FULL = Settings(
@@ -892,6 +894,9 @@ def _experiment_args(kind, kernel, name, settings):
     else:
         exact = kernel == "rbf" and settings.gaussian == "exact"
         plans, labeler, tables = _multiclass_plans(exact), _class_labels, ("zero-one", "abstain")
+    if settings.models:
+        plans = tuple(plan for plan in plans if plan[0] in settings.models)
+        tables = tuple(t for t in tables if any(t in plan[2] for plan in plans))
     return {
         "X": X,
         "target": raw,
@@ -1072,6 +1077,12 @@ def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None):
         raise ValueError(
             "Settings.kernels must list 'linear' and/or 'rbf' (the multiclass tables' kernels); "
             f"got {settings.kernels!r}."
+        )
+    known = {column for order in COLUMNS.values() for column in order}
+    if not set(settings.models) <= known:
+        raise ValueError(
+            f"Settings.models must name columns of the tables ({', '.join(sorted(known))}); "
+            f"got {settings.models!r}."
         )
     n_jobs = check_jobs(settings.jobs if n_jobs is None else n_jobs)
     settings = replace(settings, jobs=n_jobs)

@@ -1,6 +1,6 @@
 """Compilation of learning problems into LP / QP / SOCP programs with HiGHS and cvxpy backends."""
 
-from .graph import GraphLearningProgram, compile_graph
+from .graph import GraphLearningProgram, compile_graph, compile_graph_cuts
 from .learning import (
     AdversaryProgram,
     AdversarySolution,
@@ -28,6 +28,7 @@ __all__ = [
     "Solution",
     "compile_cuts",
     "compile_graph",
+    "compile_graph_cuts",
     "compile_learning",
     "compile_matching",
     "compile_minimax",
