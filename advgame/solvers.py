@@ -786,6 +786,16 @@ DEFAULT_METHOD = "auto"
 COARSE_MIN_ROWS, COARSE_STEP, COARSE_TOL = 10_000, 10, 1e-3
 
 
+def _warn_uncertified(solver, message, objective):
+    """The ``ConvergenceWarning`` of a certified solver that stopped above its ``tol``,
+    attributed to the solver's caller."""
+    warnings.warn(
+        f"{solver} not certified ({message}); objective {objective:.10g}.",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
+
+
 def _damped(hessian, sigma):
     return lambda v: hessian(v) + sigma * v
 
@@ -897,11 +907,7 @@ def fit_smoothed(
             f"{message}: gap {gap:.2e} above tol={tol:g} * max(1, |J|) after {run.stages} stages"
         )
     if not certified and warn:
-        warnings.warn(
-            f"smoothing solver not certified ({message}); objective {run.objective:.10g}.",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+        _warn_uncertified("smoothing solver", message, run.objective)
     limit_reached = message.startswith("max_iter")
     n_iter = run.n_iter + coarse_steps
     return TrainingResult(run.theta, run.objective, n_iter, message, gap, limit_reached)
@@ -1429,11 +1435,7 @@ def fit_kernel(
     if not certified:
         message = f"{message}: gap {gap:.2e} above tol={tol:g} * max(1, |J|) after {stages} stages"
         if warn:
-            warnings.warn(
-                f"kernel solver not certified ({message}); objective {best_value:.10g}.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+            _warn_uncertified("kernel solver", message, best_value)
     limit_reached = message.startswith("max_iter")
     return TrainingResult(best_A.ravel(), best_value, n_iter, message, gap, limit_reached)
 
@@ -1543,10 +1545,6 @@ def fit_kernel_dual(
                 f"after {epoch} epochs"
             )
             if warn:
-                warnings.warn(
-                    f"kernel dual ascent not certified ({message}); objective {best_value:.10g}.",
-                    ConvergenceWarning,
-                    stacklevel=2,
-                )
+                _warn_uncertified("kernel dual ascent", message, best_value)
     limit_reached = message.startswith("max_iter")
     return TrainingResult(best_A.ravel(), best_value, epoch, message, gap, limit_reached)
