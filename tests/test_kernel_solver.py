@@ -238,3 +238,26 @@ def test_kernel_penalties_use_the_gram_matrix_not_its_factor(iris):
             )
             model.fit(X, y)
             assert model.feature_map_._factor is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dual_ascent_on_random_small_problems(seed):
+    """k = 2-4, duplicated rows (ties between their adversaries), a linear or Gaussian kernel
+    and lam from 1e-3 to 1: the certificate brackets the compiled optimum every time."""
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(12, 30)), int(rng.integers(2, 5))
+    X = rng.normal(size=(n, 3))
+    X[n // 2 :] = X[: n - n // 2]  # duplicated rows
+    y = rng.integers(0, k, size=n)
+    y[:k] = np.arange(k)
+    strength = float(10 ** rng.uniform(-3, 0))
+    kernel = ("linear", "rbf")[seed % 2]
+    params = {"kernel": kernel, "strength": strength, "solver": "compile"}
+    exact = ag.AdversarialClassifier(**params).fit(X, y)
+    K = exact.feature_map_.gram(X)
+    y_index = np.searchsorted(exact.classes_, y)
+    w = np.full(n, 1.0 / n)
+    result = fit_kernel_dual(exact.game_.game(), K, y_index, w, exact.uncertainty_, tol=TOL)
+    assert result.message == "certified"
+    assert result.objective - result.gap <= exact.objective_ + 1e-7
+    assert exact.objective_ - 1e-7 <= result.objective <= exact.objective_ + result.gap + 1e-7
