@@ -41,6 +41,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from . import _kernels, closed_forms
+from ._validation import as_float_array, as_labels, check_finite
 from .compile import compile_cuts
 from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError
 from .uncertainty import Exact, NormBall, SoftMoments
@@ -1459,6 +1460,25 @@ def _dual_obstacle(game, uncertainty, A0):
     return None
 
 
+def _dual_inputs(K, y, weights, k):
+    """``K`` (square, finite, C-contiguous float64), ``y`` (indices in ``0..k-1``) and
+    ``weights`` (non-negative, summing to a positive total) checked: the compiled epoch reads
+    them without bounds checks."""
+    K = np.ascontiguousarray(as_float_array("K", K))
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
+        raise ValueError(f"K must be a square, non-empty Gram matrix; got shape {K.shape}.")
+    check_finite("K", K)
+    n = K.shape[0]
+    y = as_labels(y, n, k)
+    weights = as_float_array("weights", weights)
+    if weights.shape != (n,):
+        raise ValueError(f"weights must have shape ({n},), one per row of K; got {weights.shape}.")
+    check_finite("weights", weights)
+    if np.any(weights < 0) or not weights.sum() > 0:
+        raise ValueError("weights must be non-negative with a positive sum.")
+    return K, y, weights
+
+
 def fit_kernel_dual(
     game: Any,
     K: np.ndarray,
@@ -1502,6 +1522,7 @@ def fit_kernel_dual(
     obstacle = _dual_obstacle(game, uncertainty, None)
     if obstacle is not None:
         raise NotApplicableError(f"fit_kernel_dual: {obstacle}.")
+    K, y, weights = _dual_inputs(K, y, weights, game.n_labels)
     n, k = K.shape[0], game.n_labels
     L, weight, lam = game.loss.matrix, game.structure.weight, uncertainty.lam
     index = np.arange(n)
@@ -1512,7 +1533,6 @@ def fit_kernel_dual(
     coef = weights / lam
     # a row with K_ii = 0 moves no potential: its step is the exact game's (mu -> 0)
     curvature = np.maximum(coef * np.diag(K), 1e-12 * weight)
-    K = np.ascontiguousarray(K, dtype=np.float64)
     rng = np.random.default_rng(DUAL_SEED)
 
     def primal(FT):

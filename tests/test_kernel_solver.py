@@ -261,3 +261,21 @@ def test_dual_ascent_on_random_small_problems(seed):
     assert result.message == "certified"
     assert result.objective - result.gap <= exact.objective_ + 1e-7
     assert exact.objective_ - 1e-7 <= result.objective <= exact.objective_ + result.gap + 1e-7
+
+
+def test_dual_ascent_refuses_inputs_the_compiled_epoch_cannot_check(iris):
+    X, y = iris
+    _, (game, K, y_index, w) = _compiled(X, y, kernel="rbf")
+    soft = SoftMoments(0.1)
+    with pytest.raises(ValueError, match="square"):
+        fit_kernel_dual(game, K[:, :-1], y_index, w, soft)
+    with pytest.raises(ValueError, match="label indices"):
+        fit_kernel_dual(game, K, np.where(y_index == 0, -1, y_index), w, soft)
+    with pytest.raises(ValueError, match="weights must have shape"):
+        fit_kernel_dual(game, K, y_index, w[:-1], soft)
+    with pytest.raises(ValueError, match="non-negative"):
+        fit_kernel_dual(game, K, y_index, -w, soft)
+    bad = K.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="K must be finite"):
+        fit_kernel_dual(game, bad, y_index, w, soft)
