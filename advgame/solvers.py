@@ -1294,7 +1294,7 @@ def fit_kernel(
     method : {'auto', 'newton', 'dual'}
         ``'dual'``: :func:`fit_kernel_dual` (the zero-one loss with soft moments from ``A = 0``
         only); ``'auto'`` uses it wherever it applies (measured on optdigits, 3,934 rows: 0.3
-        s against 6 s of Newton steps), Newton steps elsewhere.
+        s against 2.7 s of Newton steps), Newton steps elsewhere.
 
     Returns
     -------

@@ -22,5 +22,8 @@ def test_bench_kernel_quick_writes_json(tmp_path, capsys):
         assert r["status"] == "smoothing: certified"
         assert 0 <= r["gap"] <= kernel.TOL * max(1.0, r["objective"])
         assert r["ours fit s"] > 0 and r["svc fit s"] > 0 and r["ratio"] > 0
+        # the reference solver reaches the same optimum within the two certified gaps
+        assert r["newton fit s"] > 0 and r["newton gap"] <= kernel.TOL * max(1.0, r["objective"])
+        assert abs(r["newton objective"] - r["objective"]) <= r["gap"] + r["newton gap"] + 1e-12
         # well above chance (1/k) on 90 test rows
         assert 0.5 < r["ours accuracy"] <= 1.0 and 0.5 < r["svc accuracy"] <= 1.0
