@@ -279,3 +279,24 @@ def test_dual_ascent_refuses_inputs_the_compiled_epoch_cannot_check(iris):
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="K must be finite"):
         fit_kernel_dual(game, bad, y_index, w, soft)
+
+
+def test_dual_ascent_with_a_zero_kernel_row_and_large_scale():
+    """A row with K_ii = 0 (a zero input under the linear kernel: its step is the exact game's,
+    mu floored at 1e-12, and moves no potential) and Gram entries above 1e3: still certified
+    against the compiled optimum."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(20, 2)) * 60.0
+    X[3] = 0.0
+    y = rng.integers(0, 3, size=20)
+    y[:3] = np.arange(3)
+    exact = ag.AdversarialClassifier(kernel="linear", solver="compile", strength=5.0).fit(X, y)
+    K = exact.feature_map_.gram(X)
+    assert K[3, 3] == 0.0 and K.max() > 1e3
+    y_index = np.searchsorted(exact.classes_, y)
+    w = np.full(20, 1.0 / 20)
+    result = fit_kernel_dual(exact.game_.game(), K, y_index, w, exact.uncertainty_, tol=TOL)
+    assert result.message == "certified"
+    slack = 1e-7 * max(1.0, abs(exact.objective_))
+    assert result.objective - result.gap <= exact.objective_ + slack
+    assert exact.objective_ - slack <= result.objective <= exact.objective_ + result.gap + slack
