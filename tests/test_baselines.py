@@ -4,6 +4,9 @@ checks of the formulations, the abstain rules, scikit-learn conventions and bad 
 import cvxpy as cp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from sklearn.base import clone
 from sklearn.datasets import load_iris, make_blobs
 from sklearn.metrics.pairwise import rbf_kernel
@@ -13,6 +16,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from advgame.benchmarks import baselines as bl
+from advgame.benchmarks._hinge_dual import _project_capped
 from advgame.compile.cvx import CLARABEL_OPTIONS
 
 #: Relative agreement of the optimal objective with the cvxpy reference.
@@ -38,19 +42,29 @@ def _small(seed, k, p, n=20):
     return X[:n], y, weights, X[n:]
 
 
-def _scores_and_norm(X, X_new, kernel, width, intercept):
+def _scores_and_norm(X, X_new, kernel, width, intercept, constant=0.0):
     """Scores ``S`` (n, width) on ``X``, a function ``(V, b) -> scores on X_new``, ½||W||², and
-    the variables ``V`` (W, or the representer coefficients A for RBF) and ``b``."""
+    the variables ``V`` (W, or the representer coefficients A for RBF) and ``b``; ``constant``
+    appends that constant feature (regularised offsets: the RBF kernel gains its square)."""
     b = cp.Variable(width) if intercept else np.zeros(width)
+    if constant:
+        X, X_new = (np.hstack([Z, np.full((Z.shape[0], 1), constant)]) for Z in (X, X_new))
     if kernel == "linear":
         V = cp.Variable((X.shape[1], width))
         return X @ V + b, lambda v, bv: X_new @ v + bv, 0.5 * cp.sum_squares(V), V, b
     # Representer theorem: w_j = sum_m A_mj phi(x_m), ||W||^2 = tr(A^T K A).
-    K = rbf_kernel(X, gamma=GAMMA)
+    K = _rbf(X, X, constant)
     V = cp.Variable((X.shape[0], width))
     norm = 0.5 * sum(cp.quad_form(V[:, j], cp.psd_wrap(K)) for j in range(width))
-    K_new = rbf_kernel(X_new, X, gamma=GAMMA)
+    K_new = _rbf(X_new, X, constant)
     return K @ V + b, lambda v, bv: K_new @ v + bv, norm, V, b
+
+
+def _rbf(A, B, constant):
+    """The RBF kernel of the inputs (the last column, with ``constant``, enters as a product)."""
+    if not constant:
+        return rbf_kernel(A, B, gamma=GAMMA)
+    return rbf_kernel(A[:, :-1], B[:, :-1], gamma=GAMMA) + constant**2
 
 
 def _value(b):
@@ -60,11 +74,15 @@ def _value(b):
 def reference(model, X, y, weights, X_new):
     """The model's training problem written directly with cvxpy hinge sums; returns the optimal
     objective and the model's decision values on ``X_new`` (multiclass scores, or the
-    ordinal ``(u, thresholds)``)."""
+    ordinal ``(u, thresholds)``).  ``backend='dual'`` offsets are the weights of a constant
+    feature 1."""
     k = int(y.max()) + 1
     Y = np.eye(k)[y]
     C = model.C
     intercept = getattr(model, "fit_intercept", False)
+    constant = 0.0
+    if getattr(model, "backend", None) == "dual" and intercept:
+        intercept, constant = False, 1.0
     constraints = []
     if isinstance(model, bl._ThresholdHinge):
         S, new, norm, V, _ = _scores_and_norm(X, X_new, model.kernel, 1, False)
@@ -80,7 +98,7 @@ def reference(model, X, y, weights, X_new):
         problem = cp.Problem(cp.Minimize(norm + C * loss), constraints)
         problem.solve(solver=cp.CLARABEL, canon_backend=cp.SCIPY_CANON_BACKEND, **CLARABEL_OPTIONS)
         return problem.value, (new(V.value, 0.0).ravel(), theta.value)
-    S, new, norm, V, b = _scores_and_norm(X, X_new, model.kernel, k, intercept)
+    S, new, norm, V, b = _scores_and_norm(X, X_new, model.kernel, k, intercept, constant)
     margins = cp.reshape(cp.sum(cp.multiply(Y, S), axis=1), (-1, 1), order="C") - S  # f_y - f_j
     if isinstance(model, (bl.WestonWatkinsSVC, bl.CrammerSingerSVC)) and intercept:
         # Relative margins see only differences of offsets: pin the free common shift of b as
@@ -95,7 +113,8 @@ def reference(model, X, y, weights, X_new):
         if model.kernel == "linear":
             constraints.append(cp.sum(V, axis=1) == 0)
         else:  # sum_j w_j = 0 in the RKHS  <=>  K (A 1) = 0
-            constraints.append(rbf_kernel(X, gamma=GAMMA) @ cp.sum(V, axis=1) == 0)
+            K = rbf_kernel(X, gamma=GAMMA) + constant
+            constraints.append(K @ cp.sum(V, axis=1) == 0)
         if intercept:
             constraints.append(cp.sum(b) == 0)
     else:  # one-vs-all
@@ -329,6 +348,8 @@ def test_working_set_reaches_the_full_optimum(cls, kernel, monkeypatch):
     every row satisfied, the same objective and decision values."""
     monkeypatch.setattr(bl, "WORKING_SET_ROWS", 5)
     monkeypatch.setattr(cls, "_working_set_kernels", ("linear", "rbf"))  # on for every model
+    # a random first set, not the multiclass SVMs' warm one, so that rows must be added
+    monkeypatch.setattr(cls, "_first_working_set", bl._ExactHingeModel._first_working_set)
     X, y, weights, X_new = _small(2, 4, 3, n=30)
     model = cls(C=1.5, kernel=kernel, gamma=GAMMA).fit(X, y, sample_weight=weights)
     assert model.n_rounds_ > 1  # it did start from a working set
@@ -364,3 +385,120 @@ def test_one_vs_all_libsvm_backend_equals_the_qp(kernel, k, p, seed):
         np.testing.assert_allclose(model.coef_, qp.coef_, atol=DECISION_ATOL)
     with pytest.raises(ValueError, match="needs fit_intercept=True"):
         bl.OneVsAllAbstain(backend="libsvm", fit_intercept=False).fit(X, y)
+
+
+# ------------------------------------------------------------------ dual coordinate ascent
+DUAL = [bl.WestonWatkinsSVC, bl.CrammerSingerSVC, bl.LeeLinWahbaSVC]
+
+
+@pytest.mark.parametrize("intercept", [False, True])
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("cls", DUAL, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("k, p, seed, C", [(3, 2, 0, 1.5), (4, 3, 1, 20.0), (2, 2, 3, 0.2)])
+def test_dual_backend_is_certified_against_the_cvxpy_reference(
+    cls, kernel, intercept, k, p, seed, C
+):
+    """``backend='dual'`` (on the Gram matrix for RBF, on the weights for linear; offsets as
+    the weights of a constant feature): the cvxpy optimum lies in the certified interval
+    ``[objective_ - gap_, objective_]`` (the gap within ``DUAL_TOL``), and the scores agree
+    with the reference's to the accuracy the gap allows."""
+    X, y, weights, X_new = _small(seed, k, p)
+    model = cls(C=C, kernel=kernel, gamma=GAMMA, fit_intercept=intercept, backend="dual")
+    model.fit(X, y, sample_weight=weights)
+    value, decision = reference(model, X, y, weights, X_new)
+    assert model.program_ is None
+    if kernel == "rbf":
+        assert model.coef_ is None and model.dual_coef_.shape == (X.shape[0], max(k, 2))
+    else:
+        assert model.dual_coef_ is None and model.coef_.shape == (max(k, 2), p)
+    assert 0.0 <= model.gap_ <= bl.DUAL_TOL * max(1.0, model.objective_)
+    assert model.objective_ - model.gap_ - 1e-7 * value <= value <= model.objective_ + 1e-7 * value
+    # strong convexity in w: ||w - w*||^2 / 2 <= gap, so each score is off by at most
+    # sqrt(2 gap K(x, x)) (plus the reference's own accuracy); K(x, x) <= 1 + 1 for RBF with
+    # the constant feature, ||x||^2 + 1 for linear
+    size = np.sqrt(2.0) if kernel == "rbf" else np.sqrt((X_new**2).sum(1).max() + 1.0)
+    bound = np.sqrt(2.0 * model.gap_) * size
+    np.testing.assert_allclose(model._scores(X_new), decision, atol=bound + DECISION_ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("cls", DUAL, ids=lambda c: c.__name__)
+def test_dual_backend_tight_tolerance_reaches_the_qp(cls, kernel, monkeypatch):
+    """At a tight tolerance the ascent lands on the QP backend's optimum and predictions."""
+    monkeypatch.setattr(bl, "DUAL_TOL", 1e-10)
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[::3]
+    y = y[::3]
+    dual = cls(C=3.0, kernel=kernel, fit_intercept=False, backend="dual").fit(X, y)
+    qp = cls(C=3.0, kernel=kernel, fit_intercept=False).fit(X, y)
+    np.testing.assert_allclose(dual.objective_, qp.objective_, rtol=1e-7)
+    np.testing.assert_allclose(dual.decision_function(X), qp.decision_function(X), atol=1e-4)
+    assert np.array_equal(dual.predict(X), qp.predict(X))
+
+
+@pytest.mark.parametrize("seed, C", [(0, 1.5), (1, 50.0)])
+@pytest.mark.parametrize("cls", DUAL, ids=lambda c: c.__name__)
+def test_warm_first_working_set_reaches_the_full_optimum(cls, seed, C, monkeypatch):
+    """The first working set named by a rough dual ascent (a strict subset of the hinge rows
+    here) ends, through constraint generation, at the reference optimum."""
+    monkeypatch.setattr(bl, "WORKING_SET_ROWS", 5)
+    monkeypatch.setattr(cls, "_working_set_kernels", ("linear",))
+    first = []
+    warm = cls._first_working_set
+    monkeypatch.setattr(cls, "_first_working_set", lambda *a: first.append(warm(*a)) or first[0])
+    X, y = _blobs(4, n=45, seed=seed)  # separable: few rows stay near their hinge
+    X, X_new, y = X[:40], X[40:], y[:40]
+    weights = np.random.default_rng(seed).uniform(0.5, 2.0, size=40)
+    model = cls(C=C).fit(X, y, sample_weight=weights)
+    value, decision = reference(model, X, y, weights, X_new)
+    assert 0 < first[0].sum() < first[0].size
+    np.testing.assert_allclose(model.objective_, value, rtol=OBJECTIVE_RTOL)
+    np.testing.assert_allclose(model.decision_function(X_new), decision, atol=DECISION_ATOL)
+
+
+@pytest.mark.parametrize("cls", [bl.OneVsAllAbstain, *ORDINAL], ids=lambda c: c.__name__)
+def test_dual_backend_is_offered_to_the_three_multiclass_svms_only(cls):
+    X, y = _blobs(3, n=12)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        cls(backend="dual").fit(X, y)
+
+
+def test_dual_backend_reports_an_uncertified_stop(monkeypatch):
+    """An epoch budget too small for the tolerance is an error, never a silent answer."""
+    X, y = load_iris(return_X_y=True)
+    monkeypatch.setattr(bl, "DUAL_TOL", 1e-12)
+    model = bl.CrammerSingerSVC(C=100.0, kernel="rbf", backend="dual")
+    original = bl.fit_hinge_dual
+    monkeypatch.setattr(
+        bl, "fit_hinge_dual", lambda *args, **kw: original(*args, **kw, max_epochs=2)
+    )
+    with pytest.raises(bl.SolverError, match="stopped at the relative gap"):
+        model.fit(X, y)
+
+
+@given(
+    v=arrays(np.float64, st.integers(2, 8), elements=st.floats(-1e3, 1e3)),
+    cap=st.floats(0.0, 1e3),
+    label=st.integers(0, 7),
+    ties=st.booleans(),
+)
+@settings(max_examples=200, deadline=None)
+def test_capped_projection_is_the_euclidean_projection(v, cap, label, ties):
+    """The Crammer-Singer block step projects onto ``{sum b = 0, b <= cap e_y}``: its result is
+    feasible and satisfies the projection's optimality condition (``v - b`` is a constant
+    ``tau`` on the uncapped labels and at least ``tau`` on the capped ones)."""
+    if ties:
+        v = np.round(v / 100.0) * 100.0
+    k = v.size
+    caps = np.zeros(k)
+    caps[label % k] = cap
+    out, d, order = np.empty(k), np.empty(k), np.empty(k, dtype=np.int64)
+    _project_capped(v, caps, out, d, order)
+    scale = 1.0 + np.abs(v).max() + cap
+    assert abs(out.sum()) <= 1e-9 * scale * k
+    assert np.all(out <= caps + 1e-12 * scale)
+    residual = v - out
+    free = out < caps - 1e-9 * scale
+    tau = residual[free].mean() if free.any() else residual.min()
+    np.testing.assert_allclose(residual[free], tau, atol=1e-9 * scale)
+    assert np.all(residual[~free] >= tau - 1e-9 * scale)
