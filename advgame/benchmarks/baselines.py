@@ -373,7 +373,10 @@ class _MulticlassHinge(_ExactHingeModel):
         """The hinge rows within :data:`WARM_MARGIN` of their hinge at a rough solution:
         :data:`WARM_EPOCHS` epochs of dual ascent (:func:`fit_hinge_dual`, offsets
         regularised).  Few rows are active at the optimum (Weston-Watkins on 3,934 optdigits
-        rows, ``C = 0.25``: 511 of 35,397), and the rough solution names most of them."""
+        rows, ``C = 0.25``: 511 of 35,397), and the rough solution names most of them.  A model
+        without a dual ascent (one-vs-all) starts from the random choice."""
+        if self._dual_kind is None:
+            return super()._first_working_set(Z, y, cost, hinges)
         M = np.hstack([Z, np.ones((Z.shape[0], 1))])
         B = fit_hinge_dual(M, y, cost, self._dual_kind, linear=True, max_epochs=WARM_EPOCHS)[0]
         W = M.T @ B  # (p + 1, k): the weights, then the offsets
