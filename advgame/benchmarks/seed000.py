@@ -45,14 +45,18 @@ Protocol (Fathony et al. 2018a, §7) and its deviations
       ``KernelPCA``, a rank-``rank`` approximation of the kernel machine) and keeps LR.
     * Offsets: every model has class offsets (ours through ``[x; 1]``), so CS is trained with
       ``fit_intercept=True`` (Crammer & Singer's original has none; without them linear CS
-      loses about 15 points of accuracy on standardised iris).
+      loses about 15 points of accuracy on standardised iris).  The Gaussian WW, CS and LLW
+      have regularised offsets (the weights of a constant feature, as ours; see below).
     * Baselines' solvers: each fit is its exact program (:mod:`advgame.benchmarks.baselines`);
-      large ones go through a working set of hinge rows (constraint generation, the same
-      optimum), and the Gaussian OVA through libsvm's SMO on its ``k`` binary SVMs
-      (``backend='libsvm'``).  The Gaussian WW, CS, LLW, SVORIM and SVOREX are QPs on the
-      explicit eigen features of the Gram matrix, whose cost grows faster than ``n^2`` (6 s of
-      one core for 210 optdigits rows): the full-data Gaussian tables are out of reach without
-      dedicated decomposition solvers for them (:data:`SUBSAMPLED` is the affordable setting).
+      large linear ones go through a working set of hinge rows (constraint generation, the
+      same optimum; the multiclass SVMs' first working set is named by a few epochs of dual
+      ascent), the Gaussian OVA through libsvm's SMO on its ``k`` binary SVMs
+      (``backend='libsvm'``), and the Gaussian WW, CS and LLW through certified dual
+      coordinate ascent on the Gram matrix (``backend='dual'``, relative duality gap
+      ``1e-4``), whose offsets are regularised: their exact programs with free offsets, QPs on
+      the explicit eigen features of the Gram matrix, cost more than ``n^2`` (6 s of one core
+      for 210 optdigits rows) and put the full run at hundreds of hours.  The Gaussian SVORIM
+      and SVOREX (Table 5: machinecpu, 146 training rows) stay exact QPs.
     * Solver: the adversarial models use the estimator's defaults (``solver='auto'``: the
       certified smoothing solver, with the exact Gram matrix for kernels; ``tol = 1e-4``).
       Uncertified L-BFGS (``certify=False``) was tried for speed and rejected: for
