@@ -16,7 +16,9 @@ the labels to enter a norm ball), so ``J(theta) - bound`` certifies ``theta``.
 * :func:`fit_smoothed` (the classifier's default beyond the compiled sizes) minimises smoothed
   surrogates with continuation (quadratic smoothing of the zero-one adversary in closed form,
   entropic smoothing of small vertex tables; the Moreau envelope of a norm-ball ``R``) and stops
-  when the bound at the smoothed adversaries certifies ``tol``.
+  when the bound at the smoothed adversaries certifies ``tol``; from
+  :data:`SINGLE_MIN_ROWS` rows its steps use float32 feature products and only the final
+  check (and whatever steps follow if it fails) runs in float64.
 * :func:`fit_lbfgs` runs L-BFGS on the non-smooth objective: it stops when the line search can
   no longer make progress, and its result is uncertified by itself.
   :func:`refine_cutting_plane` then closes the gap exactly: it re-solves a small program over
@@ -101,14 +103,16 @@ class SurrogateObjective:
     def subset(self, rows: np.ndarray) -> SurrogateObjective:
         """The objective on ``rows`` only, loss weights rescaled to sum to one."""
         w = self.weights[rows]
+        return self._replace(self.operator.subset(rows), self.y[rows], w / w.sum())
+
+    def astype(self, dtype: Any) -> SurrogateObjective:
+        """The objective with the feature products in ``dtype`` (the operator's ``astype``:
+        ``X`` converted once); everything else stays float64."""
+        return self._replace(self.operator.astype(dtype), self.y, self.weights)
+
+    def _replace(self, operator, y, weights):
         return SurrogateObjective(
-            self.game,
-            self.operator.subset(rows),
-            self.y[rows],
-            w / w.sum(),
-            self.uncertainty,
-            self.fmap,
-            self.method,
+            self.game, operator, y, weights, self.uncertainty, self.fmap, self.method
         )
 
     def _evaluate(self, theta, operator, y, weights):
@@ -785,6 +789,13 @@ DEFAULT_METHOD = "auto"
 #: with 20,000 rows, 24 -> 10 with 200,000, 33 -> 22 on 70,000 synthetic rows (fit time
 #: 0.55-0.75x); on 1,000-5,000 rows (digits, satimage, optdigits) it did not help.
 COARSE_MIN_ROWS, COARSE_STEP, COARSE_TOL = 10_000, 10, 1e-3
+#: ``precision='auto'`` of :func:`fit_smoothed` runs the steps with float32 feature products
+#: from this many rows on.  Measured (one BLAS thread, zero-one, ``tol = 1e-4``, a loaded
+#: 2-core machine): at 200,000 x 51 and ``k = 5`` the products take 19 and 15-18 ms against
+#: 34-36 and 26-28 ms in float64; the same steps plus one float64 check make the fit 5% faster
+#: at 200,000 rows and 12% at 20,000.  Smaller problems run to small ``mu``, where the float32
+#: rounding of ``F`` over ``mu`` reaches the adversaries, and stay in float64.
+SINGLE_MIN_ROWS = 10_000
 
 
 def _warn_uncertified(solver, message, objective):
@@ -826,6 +837,7 @@ def fit_smoothed(
     method: str | None = None,
     warn: bool = True,
     coarse: bool = True,
+    precision: str = "auto",
 ) -> TrainingResult:
     r"""Minimise ``J`` on smoothed surrogates with continuation; certified by weak duality.
 
@@ -852,6 +864,16 @@ def fit_smoothed(
     subsample's curvature is the full problem's up to sampling noise, so the full-data steps,
     which dominate the time, are about halved.
 
+    With ``precision='single'`` (``'auto'``: from :data:`SINGLE_MIN_ROWS` rows, for operators
+    with an ``astype``) the two matrix products of every step run in float32 (``X`` converted
+    once; ``F``, the adversaries, the gradient and all sums stay float64), so the gaps the
+    steps see are estimates.  When the steps would stop (an estimated certificate, a stalled
+    stage or ``max_iter``) the point is evaluated again in float64 and the run goes on in
+    float64 from there: the returned objective, gap and message are float64 ones, as
+    rigorous as with ``'double'``.  The float32 products differ from float64 ones by about
+    ``1e-7 |x| |theta|`` per potential, which moves ``q_mu`` by that over ``mu``: far below
+    the certified gaps at the smoothings of ``tol >= 1e-6``.
+
     ``max_iter`` bounds the steps over all stages (``limit_reached``; the coarse stages have a
     budget of their own).  The returned ``gap`` is certified whatever happened: the smallest
     ``J`` met minus the largest bound met; a ``ConvergenceWarning`` (unless ``warn=False``)
@@ -877,6 +899,8 @@ def fit_smoothed(
         Warn when the certified gap stays above ``tol``.
     coarse : bool
         Warm-start large problems on a subsample (see above).
+    precision : {'auto', 'single', 'double'}
+        The precision of the steps' matrix products (see above); the certificate is float64.
 
     Returns
     -------
@@ -893,13 +917,15 @@ def fit_smoothed(
     L = game.loss.matrix
     scale = max(float(np.max(L) - np.min(L)), 1e-12)
     mu = 0.1 * scale if mu0 is None else mu0
+    single = _single_precision(o, precision)
     theta, pairs, coarse_steps = np.asarray(theta0, dtype=float), [], 0
     if coarse and o.y.size >= COARSE_MIN_ROWS:
-        rows = np.arange(0, o.y.size, COARSE_STEP)
-        warm = _continuation(o.subset(rows), smooth, theta, COARSE_TOL, max_iter, mu, method, scale)
+        # only a starting point: the coarse stages need no float64 check
+        part = (o if single is None else single).subset(np.arange(0, o.y.size, COARSE_STEP))
+        warm = _continuation(part, smooth, theta, COARSE_TOL, max_iter, mu, method, scale)
         theta, pairs, coarse_steps = warm.theta, warm.pairs, warm.n_iter
         mu = min(warm.mu, MU_SHRINK * mu)  # the loose coarse tolerance stops at a large mu
-    run = _continuation(o, smooth, theta, tol, max_iter, mu, method, scale, pairs)
+    run = _continuation(o, smooth, theta, tol, max_iter, mu, method, scale, pairs, single)
     gap = max(run.objective - run.lower, 0.0)
     message = run.message
     certified = message == "certified"
@@ -912,6 +938,22 @@ def fit_smoothed(
     limit_reached = message.startswith("max_iter")
     n_iter = run.n_iter + coarse_steps
     return TrainingResult(run.theta, run.objective, n_iter, message, gap, limit_reached)
+
+
+def _single_precision(objective, precision):
+    """``objective`` with float32 feature products for :func:`fit_smoothed`'s steps, or None
+    (``precision='double'``, or ``'auto'`` below :data:`SINGLE_MIN_ROWS` rows or for an
+    operator without ``astype``)."""
+    if precision not in ("auto", "single", "double"):
+        raise ValueError(f"precision must be 'auto', 'single' or 'double'; got {precision!r}.")
+    supported = hasattr(objective.operator, "astype")
+    if precision == "single" and not supported:
+        raise ValueError("precision='single' needs a feature operator with an astype method.")
+    if precision == "double" or not supported:
+        return None
+    if precision == "auto" and objective.y.size < SINGLE_MIN_ROWS:
+        return None
+    return objective.astype(np.float32)
 
 
 @dataclass
@@ -929,13 +971,21 @@ class _Continuation:
     pairs: list
 
 
-def _continuation(objective, smooth, theta0, tol, max_iter, mu, method, scale, pairs=()):
+def _continuation(
+    objective, smooth, theta0, tol, max_iter, mu, method, scale, pairs=(), single=None
+):
     """The stages of :func:`fit_smoothed` from ``theta0`` at smoothing ``mu`` (its first stage
-    starts with the L-BFGS ``pairs`` given)."""
+    starts with the L-BFGS ``pairs`` given).
+
+    With ``single`` (``objective`` with float32 products) the steps run on it until they would
+    stop; the bests met so far, estimates, are then dropped, and the same stage goes on from
+    the same point and pairs with ``objective``'s float64 evaluations, which alone make the
+    result."""
     o = objective
     radius = getattr(o.uncertainty, "radius", 1.0)
     best_value, best_theta, lower = np.inf, np.asarray(theta0, dtype=float).copy(), -np.inf
     L = o.game.loss.matrix
+    current = o if single is None else single
 
     def check(surrogate, theta):
         nonlocal best_value, best_theta, lower
@@ -957,12 +1007,11 @@ def _continuation(objective, smooth, theta0, tol, max_iter, mu, method, scale, p
         return best_value - lower, max(inner, 0.0)
 
     theta = best_theta.copy()
-    n_iter, stages, stalls, message = 0, 0, 0, ""
-    while not message:
+    n_iter, stages, stalls, message, pairs = 0, 0, 0, "", list(pairs)
+    while True:
         stages += 1
-        surrogate = SmoothedSurrogate(objective, smooth, mu, mu / radius**2)
+        surrogate = SmoothedSurrogate(current, smooth, mu, mu / radius**2)
         J, gradient = surrogate(theta)
-        pairs = list(pairs) if stages == 1 else []
         why = "stalled"
         newton, stage_steps = method == "newton", 0
         while True:
@@ -1003,8 +1052,9 @@ def _continuation(objective, smooth, theta0, tol, max_iter, mu, method, scale, p
                     break
                 t *= 0.5
             else:
-                surrogate(theta)  # no decrease along this direction: restore the cache
-                if method == "auto" and not newton:
+                # no decrease along this direction (in float32 this may be rounding: stall)
+                if method == "auto" and not newton and current is o:
+                    surrogate(theta)  # restore the cache
                     newton, stage_steps = True, 0
                     continue
                 break
@@ -1014,17 +1064,21 @@ def _continuation(objective, smooth, theta0, tol, max_iter, mu, method, scale, p
                     pairs.append((s_, y_, 1.0 / float(s_ @ y_)))
                     del pairs[:-LBFGS_MEMORY]
             theta, J, gradient = trial, J_trial, g_trial
-        if message:
-            break
-        stalls = stalls + 1 if why == "stalled" else 0
-        if stalls >= MAX_STALLS:
+        if not message:
+            stalls = stalls + 1 if why == "stalled" else 0
             # the steps no longer close the rest of the gap and smaller mu did not help either
             # (they worsen the conditioning; measured on optdigits, no later stage helps)
-            message = f"stalled at mu={mu:.1e}"
+            if stalls >= MAX_STALLS or mu * MU_SHRINK < 1e-14 * scale:
+                message = f"stalled at mu={mu:.1e}"
+        if current is not o and (message or why == "stalled"):
+            # float32 steps stop here: check this point in float64 and go on in float64
+            current, message, stalls = o, "", 0
+            best_value, best_theta, lower = np.inf, theta.copy(), -np.inf
+            continue
+        if message:
             break
-        if mu * MU_SHRINK < 1e-14 * scale:
-            message = f"stalled at mu={mu:.1e}"
         mu *= MU_SHRINK
+        pairs = []
     return _Continuation(best_theta, best_value, lower, n_iter, stages, message, mu, pairs)
 
 
@@ -1138,15 +1192,23 @@ def kernel_dual_bound(
     the symmetric Gram matrix of the training inputs; only the rows of ``G`` that are not zero
     are multiplied.
     """
-    L = game.loss.matrix
-    G = Q * -weights[:, None]
-    rows = np.arange(y.size)
-    G[rows, y] += weights
-    support = np.flatnonzero(np.any(np.abs(G) > 0, axis=1))
+    G, support = _residual(Q, y, weights)
     norm2 = 0.0
     if support.size:
         Gs = G[support]
         norm2 = float(np.einsum("ij,ij->", Gs, _submatrix(K, support) @ Gs))
+    return _residual_bound(game.loss.matrix, y, weights, uncertainty, Q, norm2)
+
+
+def _residual(Q, y, weights):
+    """``G = diag(w) (E_y - Q)`` and its rows that are not zero."""
+    G = Q * -weights[:, None]
+    G[np.arange(y.size), y] += weights
+    return G, np.flatnonzero(np.any(G != 0, axis=1))
+
+
+def _residual_bound(L, y, weights, uncertainty, Q, norm2):
+    """:func:`kernel_dual_bound` given ``||g||_H^2 = tr(G^T K G) = norm2``."""
     base = float(weights @ L.min(axis=0)[y])
     gain = float(weights @ entropies(L, Q)) - base
     return _rkhs_bound(uncertainty, base, gain, max(norm2, 0.0))
@@ -1238,7 +1300,7 @@ def _kernel_newton_step(K, gradient, curvature, weights, s, tolerance, damping=0
 
 def _submatrix(K, rows):
     """``K[rows][:, rows]`` (``K`` itself when ``rows`` are all of them)."""
-    return K if rows.size == K.shape[0] else K[np.ix_(rows, rows)]
+    return K if rows.size == K.shape[0] else _kernels.submatrix(K, rows, K, rows)
 
 
 def fit_kernel(
@@ -1446,6 +1508,17 @@ __all__ += ["fit_kernel_dual"]
 #: Seed of the row order of :func:`fit_kernel_dual` (a fresh permutation every epoch), fixed
 #: so that fits are reproducible.
 DUAL_SEED = 0
+#: Shrinking in :func:`fit_kernel_dual`: a row whose adversary has stayed at its label for
+#: this many epochs and is a best response leaves the active set.  Measured on optdigits
+#: (3,934 rows, 10 labels) and digits (1,257): 19 and 21 epochs to the certified ``1e-4``
+#: (20 and 21 without shrinking) in 0.65x and 0.75x the time; 2 epochs shrink rows that come
+#: back (24 and 31 epochs), 5-8 are slower.
+SHRINK_EPOCHS = 4
+#: The rows whose potentials and Gram matrix :func:`fit_kernel_dual` keeps are cut down to
+#: the active ones when these are fewer than this fraction of them (a gather of ``K``: twice
+#: per fit on optdigits, from 3,934 to 1,879 rows after the fourth epoch, then to about
+#: 1,200; 0.5 and 0.85 measured 5% slower).
+SHRINK_KEPT = 0.75
 
 
 def _dual_obstacle(game, uncertainty, A0):
@@ -1467,7 +1540,8 @@ def _dual_inputs(K, y, weights, k):
     K = np.ascontiguousarray(as_float_array("K", K))
     if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
         raise ValueError(f"K must be a square, non-empty Gram matrix; got shape {K.shape}.")
-    check_finite("K", K)
+    if not np.isfinite(K.sum()):  # one pass with no boolean temporary (measured 1.2x faster)
+        check_finite("K", K)  # names the entry (or passes: finite entries whose sum overflows)
     n = K.shape[0]
     y = as_labels(y, n, k)
     weights = as_float_array("weights", weights)
@@ -1477,6 +1551,19 @@ def _dual_inputs(K, y, weights, k):
     if np.any(weights < 0) or not weights.sum() > 0:
         raise ValueError("weights must be non-negative with a positive sum.")
     return K, y, weights
+
+
+def _dual_primal(FT, y, weights, weight):
+    """The loss part ``sum_i w_i (V(f_i) - f_{i,y_i})`` of ``J`` at the potentials ``FT``."""
+    F = FT.T
+    value = closed_forms._zero_one_set(F, weight)[0]
+    return float(weights @ (value - F[np.arange(y.size), y]))
+
+
+def _columns(FT, columns):
+    """``FT[:, columns]`` C-contiguous (numpy's gather along the last axis is not), as the
+    compiled epoch needs for loops it can vectorise."""
+    return np.ascontiguousarray(FT[:, columns])
 
 
 def fit_kernel_dual(
@@ -1496,7 +1583,7 @@ def fit_kernel_dual(
 
     .. math::  \max_{q_i \in \Delta} \sum_i w_i H(q_i)
                - \frac{1}{2\lambda} \operatorname{tr}(G^\top K G),
-               \qquad G = W (Q - E_y), \quad A = -G / \lambda, \quad F = K A,
+               \qquad G = W (E_y - Q), \quad A = G / \lambda, \quad F = K A,
 
     with ``H(q) = c (1 - max_j q_j)``.  With the other rows fixed, row ``i``'s best ``q``
     maximises ``H(q) + q^T f_i - (s_i/2) ||q - q_i||^2``, ``s_i = w_i K_ii / lam``: the
@@ -1504,13 +1591,25 @@ def fit_kernel_dual(
     with ``mu = s_i`` at ``f_i + s_i q_i``, an exact step in closed form, as LIBLINEAR's
     Crammer-Singer solver maximises its dual one sample at a time.  Rows are visited in a
     fresh random order every epoch (seed :data:`DUAL_SEED`) in compiled code
-    (:func:`advgame._kernels.zero_one_dual_epoch`); a row that moves updates every potential
-    with its row of ``K`` (rows whose adversary stays cost ``O(k)``).  It starts from ``Q =
-    E_y`` (``A = 0``).  Each epoch's gap, from the running potentials, says when to check: the
-    check recomputes ``F = K A`` and ``J(A)`` exactly and the bound :func:`kernel_dual_bound`
-    from ``Q``, independently of the updates, and stops when ``J - D <= tol * max(1, |J|)``.
-    Measured on optdigits
-    (3,934 rows, Gaussian kernel, ``lam = 1/n``): 20 epochs to a certified ``1e-4``.
+    (:func:`advgame._kernels.zero_one_dual_epoch`); a row that moves updates the potentials
+    with its row of ``K``, once per label whose ``q_ij`` moved.  It starts from ``Q = E_y``
+    (``A = 0``).
+
+    The gap ``J(A) - D(Q)`` is the sum of the rows' gaps ``w_i (V(f_i) - q_i^T f_i -
+    H(q_i)) >= 0``, 0 exactly when ``q_i`` is a best response to ``f_i``, a fixed point of its
+    step (:func:`advgame._kernels.zero_one_row_gaps`).  Shrinking, as in LIBSVM and LIBLINEAR:
+    a row whose ``q`` has stayed at its label for :data:`SHRINK_EPOCHS` epochs with gap 0
+    leaves the active set; only the active rows are visited and only their potentials are
+    updated, with the rows of ``K`` restricted to the kept rows (gathered again when fewer
+    than :data:`SHRINK_KEPT` of them are active).  When the active rows' running gaps add up
+    to ``tol * max(1, |J|)`` (or the budget is spent), the check recomputes ``F = K A``
+    exactly from ``Q`` alone (``A = G / lam``, :func:`advgame._kernels.kernel_potentials`),
+    then ``J(A)`` and the bound :func:`kernel_dual_bound` (``tr(G^T K G)`` from the same
+    product), independently of the running potentials, and stops when ``J - D <= tol *
+    max(1, |J|)``; otherwise every row whose exact gap is open, shrunk or not, is active
+    again.  The certificate covers all rows.  Measured on optdigits (3,934 rows, Gaussian
+    kernel, ``lam = 1/n``): 19 epochs to a certified ``1e-4``, the last 15 over 1,900 to 1,100
+    active rows, in 0.65x the time without shrinking.
 
     Parameters
     ----------
@@ -1552,40 +1651,48 @@ def fit_kernel_dual(
     K, y, weights = _dual_inputs(K, y, weights, game.n_labels)
     n, k = K.shape[0], game.n_labels
     L, weight, lam = game.loss.matrix, game.structure.weight, uncertainty.lam
-    index = np.arange(n)
     rows = np.flatnonzero(weights > 0)  # a row of weight 0 keeps q = e_y and A = 0
     Q = np.zeros((n, k))
-    Q[index, y] = 1.0
-    A, FT = np.zeros((n, k)), np.zeros((k, n))  # the potentials in the column layout
+    Q[np.arange(n), y] = 1.0
     coef = weights / lam
     # a row with K_ii = 0 moves no potential: its step is the exact game's (mu -> 0)
     curvature = np.maximum(coef * np.diag(K), 1e-12 * weight)
+    still = np.zeros(n, dtype=np.int64)
     rng = np.random.default_rng(DUAL_SEED)
-
-    def primal(FT):
-        """The two parts of ``J(A)`` at the potentials ``FT``: the loss and ``lam/2 ||theta||^2``."""
-        F = FT.T
-        half_norm2 = 0.5 * lam * float(np.einsum("ij,ij->", A, F))
-        return float(weights @ (closed_forms._zero_one_set(F, weight)[0] - F[index, y])), half_norm2
-
-    best_value, best_A, lower, gap, message, epoch = np.inf, A, -np.inf, np.inf, "", 0
+    # the running potentials FC and the Gram matrix KC of the rows `kept`, a superset of the
+    # active rows (at the positions `active` in it)
+    kept, active = rows, np.arange(rows.size)
+    KC, FC = _submatrix(K, kept), np.zeros((k, kept.size))
+    best_value, best_A, lower, gap = np.inf, np.zeros((n, k)), -np.inf, np.inf
+    # max(1, J(0)) >= max(1, J*) until a check: J(0) = sum_i w_i V(0), V(0) = c (1 - 1/k)
+    scale = max(1.0, weight * (1.0 - 1.0 / k) * float(weights.sum()))
+    message, epoch = "", 0
     while not message:
         epoch += 1
-        _kernels.zero_one_dual_epoch(FT, K, Q, A, rng.permutation(rows), coef, curvature, weight)
-        loss, half_norm2 = primal(FT)  # from the running potentials
-        dual = float(weights @ entropies(L, Q)) - half_norm2
+        order = rng.permutation(active)
+        _kernels.zero_one_dual_epoch(FC, KC, Q, order, kept, coef, curvature, weight, still)
+        left, running = _kernels.zero_one_dual_shrink(
+            FC, Q, y, active, kept, weights, weight, still, SHRINK_EPOCHS
+        )
+        active = active[:left]
+        if active.size < SHRINK_KEPT * kept.size:
+            KC = _kernels.submatrix(K, kept[active], KC, active)
+            kept, FC, active = kept[active], _columns(FC, active), np.arange(active.size)
         last = epoch >= max_iter
-        if loss + half_norm2 - dual > tol * max(1.0, abs(loss + half_norm2)) and not last:
+        if running > tol * scale and not last:
             continue
-        # the gap may be closed (or the budget is spent): check it exactly, the potentials
-        # recomputed from K and the bound from Q alone
-        FT = np.ascontiguousarray(_kernel_product(K, A).T)
-        J = sum(primal(FT))
+        # the active rows' gaps may be closed (or the budget is spent): check exactly, with
+        # the potentials recomputed from Q alone and the bound from the same product
+        G, support = _residual(Q, y, weights)
+        P = _kernels.kernel_potentials(K, G, support)  # (K G)^T = lam F^T
+        norm2 = float(np.einsum("ij,ji->", G[support], P[:, support]))  # tr(G^T K G)
+        FT = P / lam
+        J = _dual_primal(FT, y, weights, weight) + 0.5 * max(norm2, 0.0) / lam
         if J < best_value:
-            best_value, best_A = J, A.copy()
-        lower = max(lower, kernel_dual_bound(game, K, y, weights, uncertainty, Q))
-        gap = max(best_value - lower, 0.0)
-        if gap <= tol * max(1.0, abs(best_value)):
+            best_value, best_A = J, G / lam
+        lower = max(lower, _residual_bound(L, y, weights, uncertainty, Q, norm2))
+        gap, scale = max(best_value - lower, 0.0), max(1.0, abs(best_value))
+        if gap <= tol * scale:
             message = "certified"
         elif last:
             message = (
@@ -1594,5 +1701,19 @@ def fit_kernel_dual(
             )
             if warn:
                 _warn_uncertified("kernel dual ascent", message, best_value)
+        else:
+            # unshrink: every row whose exact gap is open is active again, with the exact
+            # potentials; KC gains the rows of K of those that were no longer kept
+            open_rows = _kernels.zero_one_row_gaps(_columns(FT, rows), Q, rows, weights, weight)
+            now = np.union1d(kept[active], rows[open_rows > 0])
+            position = np.searchsorted(kept, now)
+            position[kept[np.minimum(position, kept.size - 1)] != now] = -1  # not kept
+            if np.any(position < 0):
+                KC, kept, position = (
+                    _kernels.submatrix(K, now, KC, position),
+                    now,
+                    np.arange(now.size),
+                )
+            active, FC = position, _columns(FT, kept)
     limit_reached = message.startswith("max_iter")
     return TrainingResult(best_A.ravel(), best_value, epoch, message, gap, limit_reached)

@@ -302,3 +302,79 @@ def test_label_entries_are_found_in_either_memory_order(data, monkeypatch):
         value, gradient = surrogate(theta)
         assert value == pytest.approx(expected[0], abs=1e-14)
         np.testing.assert_allclose(gradient, expected[1], atol=1e-14)
+
+
+@pytest.mark.parametrize("n", [300, 30_000])
+def test_single_precision_operator(n):
+    """``astype(float32)``: the same products to float32 rounding, returned in float64 (``F``
+    column-major, the closed forms' layout), for small and large inputs."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(n, 7))
+    fmap = Multiclass().fit(X, K)
+    double = fmap.bind(X)
+    single = double.astype(np.float32)
+    assert single.X1.dtype == np.float32 and single.X1.shape == double.X1.shape
+    theta, G = rng.normal(size=fmap.n_params), rng.normal(size=(n, K)) / n
+    F = single.forward(theta)
+    assert F.dtype == np.float64 and F.flags.f_contiguous
+    np.testing.assert_allclose(F, double.forward(theta), rtol=1e-5, atol=1e-5)
+    for layout in (G, np.asfortranarray(G)):
+        moment = single.adjoint(layout)
+        assert moment.dtype == np.float64
+        np.testing.assert_allclose(moment, double.adjoint(G), rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(single.subset(np.arange(5)).forward(theta), F[:5])
+
+
+@pytest.mark.parametrize("uncertainty", ("soft", "linf"))
+@pytest.mark.parametrize("loss", ("zero_one", "ordinal"))
+@pytest.mark.parametrize("coarse_rows", [10**9, 40])
+def test_single_precision_steps_certify_the_compiled_optimum(
+    data, loss, uncertainty, coarse_rows, monkeypatch
+):
+    """Float32 products in the steps (and the coarse warm start), the certificate in float64:
+    certified, bracketing the compiled optimum, and the objective is the float64 one."""
+    X, y = data
+    monkeypatch.setattr(solvers, "COARSE_MIN_ROWS", coarse_rows)
+    monkeypatch.setattr(solvers, "COARSE_STEP", 3)
+    objective, optimum = _problem(X, y, _loss(loss), _uncertainty(uncertainty, y.size))
+    tol = 1e-6
+    result = fit_smoothed(objective, np.zeros(objective.fmap.n_params), tol, precision="single")
+    assert result.message == "certified"
+    assert result.gap <= tol * max(1.0, abs(result.objective))
+    slack = 1e-7 * max(1.0, abs(optimum.objective))
+    assert result.objective - result.gap <= optimum.objective + slack
+    assert optimum.objective <= result.objective + slack
+    assert result.objective == pytest.approx(objective(result.theta)[0], abs=1e-12)
+
+
+def test_single_precision_falls_back_to_float64_when_the_check_fails(data, monkeypatch):
+    """When the float64 check of the point the float32 steps certified fails, the run goes on
+    in float64: here the "float32" objective is a different problem (X scaled by 1.2), whose
+    certified optimum is far from the true one, and the result still brackets the optimum."""
+    X, y = data
+    objective, optimum = _problem(X, y, _loss("zero_one"), _uncertainty("soft", y.size))
+    wrong, _ = _problem(1.2 * X, y, _loss("zero_one"), _uncertainty("soft", y.size))
+    monkeypatch.setattr(SurrogateObjective, "astype", lambda self, dtype: wrong)
+    theta0, tol = np.zeros(objective.fmap.n_params), 1e-6
+    misled = fit_smoothed(wrong, theta0, tol, precision="double")
+    assert objective(misled.theta)[0] > optimum.objective + 100 * tol  # not the answer
+    result = fit_smoothed(objective, theta0, tol, precision="single")
+    assert result.message == "certified"
+    slack = 1e-7 * max(1.0, abs(optimum.objective))
+    assert result.objective - result.gap <= optimum.objective + slack
+    assert optimum.objective <= result.objective + slack
+    assert result.objective == pytest.approx(objective(result.theta)[0], abs=1e-12)
+
+
+def test_precision_is_checked(data):
+    X, y = data
+    objective, _ = _problem(X, y, _loss("zero_one"), _uncertainty("soft", y.size))
+    theta0 = np.zeros(objective.fmap.n_params)
+    with pytest.raises(ValueError, match="precision must be"):
+        fit_smoothed(objective, theta0, precision="half")
+    fmap = ag.features.Thresholded().fit(X, K)
+    thresholded = SurrogateObjective(
+        objective.game, fmap.bind(X), y, objective.weights, objective.uncertainty, fmap
+    )
+    with pytest.raises(ValueError, match="astype"):
+        fit_smoothed(thresholded, np.zeros(fmap.n_params), precision="single")

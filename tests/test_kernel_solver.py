@@ -8,10 +8,17 @@ import pytest
 from sklearn.datasets import load_iris
 
 import advgame as ag
-from advgame import closed_forms
-from advgame._kernels import zero_one_dual_epoch
+from advgame import closed_forms, solvers
+from advgame._kernels import (
+    kernel_potentials,
+    submatrix,
+    zero_one_dual_epoch,
+    zero_one_dual_shrink,
+    zero_one_row_gaps,
+)
 from advgame.exceptions import NotApplicableError
 from advgame.solvers import (
+    entropies,
     fit_kernel,
     fit_kernel_dual,
     kernel_dual_bound,
@@ -153,34 +160,161 @@ def test_dual_ascent_with_sample_weights_matches_the_compiled_optimum(iris):
     assert np.all(A[weights == 0] == 0)  # a row of weight 0 never moves
 
 
-def test_dual_epoch_steps_are_the_smoothed_game_at_the_shifted_potentials():
+@pytest.mark.parametrize("subset", [False, True])
+def test_dual_epoch_steps_are_the_smoothed_game_at_the_shifted_potentials(subset):
     """Each row's step maximises H(q) + q.f - s/2 ||q - q_old||^2: the smoothed zero-one game
-    with mu = s at f + s q_old (a numpy reference, row by row); A_i moves by -D_i and every
-    potential by -K[:, i] D_i."""
+    with mu = s at f + s q_old (a numpy reference, row by row); the kept potentials move by
+    -K[:, i] D_i, and only theirs (a subset of rows, visited by position)."""
     rng = np.random.default_rng(0)
     n, k, weight = 7, 4, 1.5
     Z = rng.normal(size=(n, 3))
     K = np.exp(-0.5 * ((Z[:, None] - Z[None]) ** 2).sum(axis=2))
-    F0, A0 = rng.normal(size=(n, k)), rng.normal(size=(n, k))
+    F0 = rng.normal(size=(n, k))
     Q0 = rng.dirichlet(np.ones(k), size=n)
     Q0[2] = closed_forms.zero_one_quadratic_smoothing(  # a row that stays
         (F0[2] + 0.7 * K[2, 2] * Q0[2])[None], 0.7 * K[2, 2], weight
     )[1][0]
     coef, curvature = np.full(n, 0.7), 0.7 * np.diag(K)
-    order = np.array([3, 0, 2, 6, 1])
-    FT, Q, A = np.ascontiguousarray(F0.T), Q0.copy(), A0.copy()
-    moved = zero_one_dual_epoch(FT, K, Q, A, order, coef, curvature, weight)
-    F, expected_Q, expected_A = F0.copy(), Q0.copy(), A0.copy()
-    for i in order:
+    rows = np.array([0, 2, 3, 5, 6]) if subset else np.arange(n)
+    order = np.array([2, 0, 1, 4, 3]) if subset else np.array([3, 0, 2, 6, 1])
+    FT, Q = np.ascontiguousarray(F0[rows].T), Q0.copy()
+    still = np.full(n, 5)
+    moved = zero_one_dual_epoch(
+        FT, K[np.ix_(rows, rows)], Q, order, rows, coef, curvature, weight, still
+    )
+    F, expected_Q = F0.copy(), Q0.copy()
+    for i in rows[order]:
         shifted = F[i] + curvature[i] * expected_Q[i]
         q = closed_forms.zero_one_quadratic_smoothing(shifted[None], curvature[i], weight)[1][0]
-        D = coef[i] * (q - expected_Q[i])
-        expected_Q[i], expected_A[i] = q, expected_A[i] - D
-        F -= np.outer(K[:, i], D)
+        F -= np.outer(K[:, i], coef[i] * (q - expected_Q[i]))
+        expected_Q[i] = q
+    visited = rows[order]
     assert moved == 4
+    assert list(still[visited]) == [0 if i != 2 else 6 for i in visited]
+    assert np.all(still[np.setdiff1d(np.arange(n), visited)] == 5)
     np.testing.assert_allclose(Q, expected_Q, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(A, expected_A, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(FT.T, F, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(FT.T, F[rows], rtol=0, atol=1e-12)
+
+
+def _zero_one_gaps(F, Q, weights, weight):
+    """The rows' gaps w (V(f) - q.f - H(q)) in numpy (the closed form and the entropies)."""
+    L = weight * (1.0 - np.eye(F.shape[1]))
+    value = closed_forms.zero_one(F, weight)[0]
+    return weights * (value - np.einsum("ij,ij->i", Q, F) - entropies(L, Q))
+
+
+def test_row_gaps_add_up_to_the_duality_gap_and_shrink_the_best_responses():
+    """The rows' gaps sum to J(A) - D(Q) (at r = 1) for A = W (E_y - Q) / lam and vanish at
+    best responses; zero_one_dual_shrink keeps the rows that are not at their label, have
+    moved within `patience` epochs or have a gap, in order, and adds up the gaps."""
+    rng = np.random.default_rng(1)
+    n, k, weight, lam = 9, 3, 1.0, 0.2
+    Z = rng.normal(size=(n, 2))
+    K = np.exp(-((Z[:, None] - Z[None]) ** 2).sum(axis=2))
+    y = rng.integers(0, k, size=n)
+    weights = rng.dirichlet(np.ones(n))
+    Q = rng.dirichlet(np.ones(k), size=n)
+    Q[[1, 4, 7]] = np.eye(k)[y[[1, 4, 7]]]  # at their labels
+    G = weights[:, None] * (np.eye(k)[y] - Q)
+    F = K @ G / lam
+    F[4, y[4]] += 5.0  # a best response: margin above c
+    FT = np.ascontiguousarray(F.T)
+    rows = np.arange(n)
+    gaps = zero_one_row_gaps(FT, Q, rows, weights, weight)
+    np.testing.assert_allclose(gaps, _zero_one_gaps(F, Q, weights, weight), rtol=1e-12, atol=1e-15)
+    assert gaps[4] == 0.0 and np.all(np.delete(gaps, 4) > 0)
+    game = ag.Game(ag.losses.zero_one(k))
+    F[4, y[4]] -= 5.0  # the potentials of A again
+    J = np.sum(weights * (closed_forms.zero_one(F, weight)[0] - F[rows, y]))
+    J += 0.5 * lam * np.sum(G / lam * F)
+    D = np.sum(weights * entropies(game.loss.matrix, Q)) - 0.5 / lam * np.sum(G * (K @ G))
+    gaps = zero_one_row_gaps(np.ascontiguousarray(F.T), Q, rows, weights, weight)
+    assert gaps.sum() == pytest.approx(J - D, rel=1e-12)
+    assert kernel_dual_bound(game, K, y, weights, SoftMoments(lam), Q) >= D - 1e-12
+    # shrinking: rows 1 and 7 are at their label with a gap, row 4 a best response
+    F[4, y[4]] += 5.0
+    FT = np.ascontiguousarray(F.T)
+    still = np.array([3, 3, 0, 3, 1, 3, 3, 3, 3])
+    active = np.array([0, 1, 3, 4, 7, 8])
+    left, total = zero_one_dual_shrink(FT, Q, y, active, rows, weights, weight, still, 1)
+    assert list(active[:left]) == [0, 1, 3, 7, 8]
+    expected = zero_one_row_gaps(FT, Q, rows, weights, weight)[[0, 1, 3, 4, 7, 8]].sum()
+    assert total == pytest.approx(expected, rel=1e-12)
+    still[4] = 0  # moved in the last epoch: kept
+    active = np.array([0, 1, 3, 4, 7, 8])
+    assert zero_one_dual_shrink(FT, Q, y, active, rows, weights, weight, still, 1)[0] == 6
+
+
+def test_kernel_products_and_gathers_match_numpy():
+    """kernel_potentials is (K G)^T from the given rows; submatrix is K[rows][:, rows], its
+    rows read from an earlier gather KC where they have a position and from K otherwise."""
+    rng = np.random.default_rng(2)
+    n, k = 11, 4
+    B = rng.normal(size=(n, n))
+    K = B @ B.T
+    G = rng.normal(size=(n, k))
+    G[[1, 5]] = 0.0
+    G[2, [0, 3]] = 0.0
+    support = np.array([0, 2, 3, 4, 6, 7, 8, 9, 10])
+    np.testing.assert_allclose(kernel_potentials(K, G, support), (K @ G).T, rtol=1e-12, atol=1e-12)
+    rows = np.array([1, 3, 4, 8, 10])
+    np.testing.assert_array_equal(submatrix(K, rows, K, rows), K[np.ix_(rows, rows)])
+    kept = np.array([0, 3, 4, 5, 10])
+    KC = K[np.ix_(kept, kept)]
+    position = np.array([-1, 1, 2, -1, 4])  # rows 1 and 8 are not kept
+    np.testing.assert_array_equal(submatrix(K, rows, KC, position), K[np.ix_(rows, rows)])
+
+
+@pytest.mark.parametrize("settings", [(solvers.SHRINK_EPOCHS, solvers.SHRINK_KEPT), (1, 1.0)])
+@pytest.mark.parametrize("case", ["iris", "binary"])
+def test_shrinking_and_unshrinking_reach_the_compiled_optimum(iris, monkeypatch, settings, case):
+    """Shrinking (the defaults, and the most aggressive: after one epoch, the kept rows cut
+    down on every shrink) certifies the compiled optimum, as without shrinking: rows shrunk
+    too early are found open by the exact check and made active again, their rows of K
+    gathered anew when they were no longer kept.  Iris (k = 3), and k = 2 with duplicated
+    rows (ties) and zero weights."""
+    if case == "iris":
+        X, y = iris
+        weights = np.ones(len(y))
+    else:
+        rng = np.random.default_rng(1)
+        X = rng.normal(size=(50, 3))
+        X[25:] = X[:25]
+        y = rng.integers(0, 2, size=50)
+        y[:2] = [0, 1]
+        weights = rng.integers(0, 3, size=50).astype(float)
+    exact = ag.AdversarialClassifier(kernel="rbf", gamma=0.5, solver="compile").fit(
+        X, y, sample_weight=weights
+    )
+    problem = (exact.game_.game(), exact.feature_map_.gram(X), np.searchsorted(exact.classes_, y))
+    w = weights / weights.sum()
+    gathers, reopened = [], []
+    gather, row_gaps = solvers._kernels.submatrix, solvers._kernels.zero_one_row_gaps
+
+    def recorded_gather(K, rows, KC, position):
+        gathers.append(int(np.sum(position < 0)))
+        return gather(K, rows, KC, position)
+
+    def recorded_gaps(*args):
+        gaps = row_gaps(*args)
+        reopened.append(int(np.sum(gaps > 0)))
+        return gaps
+
+    monkeypatch.setattr(solvers._kernels, "submatrix", recorded_gather)
+    monkeypatch.setattr(solvers._kernels, "zero_one_row_gaps", recorded_gaps)
+    monkeypatch.setattr(solvers, "SHRINK_EPOCHS", settings[0])
+    monkeypatch.setattr(solvers, "SHRINK_KEPT", settings[1])
+    result = fit_kernel_dual(*problem, w, exact.uncertainty_, tol=TOL)
+    assert result.message == "certified"
+    assert result.objective - result.gap <= exact.objective_ + 1e-7
+    assert exact.objective_ - 1e-7 <= result.objective <= exact.objective_ + result.gap + 1e-7
+    A = result.theta.reshape(len(y), -1)
+    assert np.all(A[weights == 0] == 0)
+    if settings == (1, 1.0):  # the unshrink path, gathering rows of K anew
+        assert reopened and max(gathers) > 0
+    monkeypatch.setattr(solvers, "SHRINK_EPOCHS", 10**9)  # no shrinking
+    plain = fit_kernel_dual(*problem, w, exact.uncertainty_, tol=TOL)
+    assert abs(plain.objective - result.objective) <= plain.gap + result.gap + 1e-12
 
 
 def test_dual_method_errors_and_warm_starts(iris):
@@ -300,3 +434,22 @@ def test_dual_ascent_with_a_zero_kernel_row_and_large_scale():
     slack = 1e-7 * max(1.0, abs(exact.objective_))
     assert result.objective - result.gap <= exact.objective_ + slack
     assert exact.objective_ - slack <= result.objective <= exact.objective_ + result.gap + slack
+
+
+def test_gaussian_gram_matches_scikit_learn():
+    """KernelFeatures.gram for 'rbf' (one product of the augmented inputs, one exp) agrees
+    with sklearn's rbf_kernel; the diagonal of K(X, X) is exactly 1; non-finite inputs take
+    pairwise_kernels' path and its checks."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    rng = np.random.default_rng(4)
+    X, Z = rng.normal(size=(40, 5)) * 3.0, rng.normal(size=(25, 5))
+    fmap = ag.features.KernelFeatures("rbf", gamma=0.3).fit(X, 3)
+    K = fmap.gram(X)
+    np.testing.assert_allclose(K, rbf_kernel(X, gamma=0.3), rtol=1e-12, atol=1e-14)
+    assert np.all(np.diag(K) == 1.0)
+    np.testing.assert_allclose(fmap.gram(Z), rbf_kernel(Z, X, gamma=0.3), rtol=1e-12, atol=1e-14)
+    bad = Z.copy()
+    bad[3, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        fmap.gram(bad)
