@@ -872,8 +872,8 @@ def _seed000_options(command):
         "--full",
         action="store_true",
         help="every row of every data set and exact Gaussian kernels (the paper's protocol; "
-        "about 390 hours on 2 cores with today's exact baseline programs); by default the "
-        "larger data sets are subsampled (52 minutes)",
+        "about two hours on 2 cores); by default the larger data sets are subsampled "
+        "(52 minutes)",
     )
     command.add_argument(
         "--models",

@@ -301,7 +301,7 @@ def test_the_default_run_is_the_affordable_one_and_full_asks_for_every_row(
     monkeypatch, flags, expected
 ):
     """``reproduce seed000`` runs :data:`SUBSAMPLED` unless ``--full`` asks for every row and
-    exact kernels (hundreds of hours with today's baseline programs)."""
+    exact kernels (about two hours)."""
     seen = {}
     monkeypatch.setattr(seed000, "run", lambda **options: seen.update(options))
     assert main(["reproduce", "seed000", *flags]) == 0
