@@ -456,6 +456,12 @@ def test_warm_first_working_set_reaches_the_full_optimum(cls, seed, C, monkeypat
     np.testing.assert_allclose(model.decision_function(X_new), decision, atol=DECISION_ATOL)
 
 
+def test_dual_ascent_names_an_unknown_model():
+    X, y = _blobs(3, n=12)
+    with pytest.raises(ValueError, match=r"kind must be one of \['cs', 'llw', 'ww'\]; got None"):
+        bl.fit_hinge_dual(X, y, np.ones(12), None, linear=True)
+
+
 @pytest.mark.parametrize("cls", [bl.OneVsAllAbstain, *ORDINAL], ids=lambda c: c.__name__)
 def test_dual_backend_is_offered_to_the_three_multiclass_svms_only(cls):
     X, y = _blobs(3, n=12)

@@ -225,6 +225,8 @@ def fit_hinge_dual(M, y, cost, kind, linear=False, tol=1e-4, max_epochs=50_000):
         The certified ``P(B) - D(alpha)``.
     epochs : int
     """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {sorted(KINDS)}; got {kind!r}.")
     code = KINDS[kind]
     M = np.ascontiguousarray(M, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.int64)
