@@ -96,6 +96,21 @@ class UncertaintySet:
         """
         raise NotImplementedError
 
+    def mixture(
+        self, first: tuple[np.ndarray, float], second: tuple[np.ndarray, float], fmap: FeatureMap
+    ) -> float:
+        r"""A weight ``s`` in ``[0, 1]`` for mixing two dual points into a better one.
+
+        A dual point is a pair ``(g, gain)`` as in :meth:`dual_bound`.  Mixing the adversaries
+        ``(1 - s) q + s q'`` mixes the residuals exactly and the gains from below (``H_L`` is
+        concave), so ``dual_bound((1 - s) g + s g', base, (1 - s) gain + s gain')`` is a lower
+        bound for every ``s``.  Sets with a closed form for the best ``s`` override this; the
+        others return 1, the second point alone (measured on the norm balls with the smoothing
+        solver: a golden-section search for ``s`` left the steps unchanged and cost 20-70% more
+        time).  Pure: depends on its arguments only.
+        """
+        return 1.0
+
     def latex_regularizer(self) -> str:
         """``R(theta)`` as LaTeX (empty for none)."""
         raise NotImplementedError
@@ -409,6 +424,35 @@ class SoftMoments(UncertaintySet):
             return base + max(gain, 0.0)
         r = min(1.0, max(gain, 0.0) / (2.0 * curvature))
         return base + r * gain - r * r * curvature
+
+    def mixture(
+        self, first: tuple[np.ndarray, float], second: tuple[np.ndarray, float], fmap: FeatureMap
+    ) -> float:
+        r"""The best mixture weight (see :meth:`UncertaintySet.mixture`): the bound is the
+        concave quadratic ``a A + b B - (a, b) C (a, b)^T`` of ``(a, b) = r (1 - s, s)`` with
+        ``C_{jl} = g_j . g_l / (2 lam)``, maximised over the triangle ``a, b >= 0, a + b <= 1``
+        at its stationary point or on one of its three edges."""
+        (g1, A), (g2, B) = first, second
+        c11, c22 = self.conjugate(g1, fmap), self.conjugate(g2, fmap)
+        c12 = float(g1 @ g2) / (2.0 * self.lam)
+
+        def value(a, b):
+            return A * a + B * b - (c11 * a * a + 2.0 * c12 * a * b + c22 * b * b)
+
+        def clip(slope, curvature):  # the best t in [0, 1] of slope t - curvature t^2
+            return (
+                min(max(slope / (2.0 * curvature), 0.0), 1.0) if curvature > 0 else float(slope > 0)
+            )
+
+        edge = clip(B - A + 2.0 * (c11 - c12), c11 - 2.0 * c12 + c22)  # a + b = 1
+        candidates = [(clip(A, c11), 0.0), (0.0, clip(B, c22)), (1.0 - edge, edge)]
+        det = c11 * c22 - c12 * c12
+        if det > 0:  # the stationary point, when inside the triangle
+            a, b = (A * c22 - B * c12) / (2.0 * det), (B * c11 - A * c12) / (2.0 * det)
+            if a >= 0 and b >= 0 and a + b <= 1:
+                candidates.append((a, b))
+        a, b = max(candidates, key=lambda point: value(*point))
+        return b / (a + b) if a + b > 0 else 0.0
 
     def latex_regularizer(self) -> str:
         return rf"\frac{{{self.lam:g}}}{{2}} \|\theta\|_2^2"

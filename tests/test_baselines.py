@@ -286,14 +286,22 @@ def expected_failures(estimator):
 @pytest.mark.parametrize(
     "estimator",
     # The RBF feature map is shared code: one multiclass and one ordinal model check it.
-    [cls() for cls in ALL] + [bl.WestonWatkinsSVC(kernel="rbf"), bl.AllThresholdSVOR(kernel="rbf")],
+    [cls() for cls in ALL]
+    + [  # the Gaussian kernels' checks take 7-12 s each: slow tier
+        pytest.param(bl.WestonWatkinsSVC(kernel="rbf"), marks=pytest.mark.slow),
+        pytest.param(bl.AllThresholdSVOR(kernel="rbf"), marks=pytest.mark.slow),
+    ],
     ids=repr,
 )
 def test_check_estimator(estimator, conforms):
     conforms(estimator, expected_failures(estimator))
 
 
-@pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
+@pytest.mark.parametrize(  # one model in the fast tier; the searches take 2-3 s each
+    "cls",
+    [ALL[0]] + [pytest.param(cls, marks=pytest.mark.slow) for cls in ALL[1:]],
+    ids=lambda c: c.__name__,
+)
 def test_pipeline_and_grid_search(cls):
     X, y = load_iris(return_X_y=True)
     pipe = make_pipeline(StandardScaler(), cls(kernel="rbf"))

@@ -137,6 +137,7 @@ def test_scorer_ignoring_its_input_is_flagged(monkeypatch):
     assert not ocsvm["degenerate"] and ocsvm["detection_rate"] > 0.5
 
 
+@pytest.mark.slow  # repeated fits on fresh samples (15-20 s for KDE and BSVM)
 @pytest.mark.parametrize("method", sorted(ps.SCORERS))
 def test_baseline_thresholds_cover(method):
     """On a large fresh Example 1 sample every class is covered at 1 - γ within sampling error,

@@ -77,6 +77,110 @@ def test_certificate_brackets_the_compiled_optimum(data, loss, uncertainty):
     assert result.objective == pytest.approx(objective(result.theta)[0], abs=1e-12)
 
 
+def _mixture_bound(uncertainty, first, second, s, fmap):
+    (g1, gain1), (g2, gain2) = first, second
+    return uncertainty.dual_bound((1 - s) * g1 + s * g2, 0.0, (1 - s) * gain1 + s * gain2, fmap)
+
+
+def _best_on_triangle(uncertainty, first, second, fmap, steps=400):
+    """Brute force: the best bound of ``a first + b second`` over a grid of the triangle (the
+    ``r`` of ``dual_bound`` ranges over ``[0, 1]`` on each ray)."""
+    return max(
+        _mixture_bound(uncertainty, first, second, s, fmap) for s in np.linspace(0, 1, steps + 1)
+    )
+
+
+_scales = st.sampled_from([1e-6, 1e-2, 1.0, 1e3])
+
+
+@settings(max_examples=40)
+@given(
+    seed=st.integers(0, 2**16),
+    scale=_scales,
+    lam=st.sampled_from([1e-4, 0.1, 10.0]),
+    gains=st.tuples(st.floats(-1, 1), st.floats(-1, 1)),
+    same=st.booleans(),
+)
+def test_soft_mixture_is_the_best_mixture_of_two_dual_points(seed, scale, lam, gains, same):
+    """``SoftMoments.mixture`` against a fine grid over the triangle: never worse (up to the
+    grid's resolution), a weight in [0, 1]; ties (the same point twice), zero and negative
+    gains, huge and tiny residuals."""
+    fmap = Multiclass().fit(np.zeros((1, 2)), 3)  # 9 parameters, blocks per class
+    rng = np.random.default_rng(seed)
+    g1 = scale * rng.normal(size=9)
+    g2 = g1.copy() if same else scale * rng.normal(size=9)
+    soft = SoftMoments(lam)
+    first, second = (g1, gains[0]), (g2, gains[1])
+    s = soft.mixture(first, second, fmap)
+    assert 0.0 <= s <= 1.0
+    found = _mixture_bound(soft, first, second, s, fmap)
+    best = _best_on_triangle(soft, first, second, fmap)
+    assert found >= best - 1e-9 * max(1.0, abs(best))
+
+
+def test_norm_balls_mix_nothing():
+    """Without a closed form the newest point is kept alone (``s = 1``)."""
+    fmap = Multiclass().fit(np.zeros((1, 2)), 3)
+    first, second = (np.ones(9), 0.2), (-np.ones(9), 0.1)
+    for norm in (1, 2, np.inf, "group"):
+        assert NormBall(0.5, norm).mixture(first, second, fmap) == 1.0
+
+
+def test_soft_mixture_is_exact_where_the_grid_misses_it():
+    """The stationary point inside the triangle (SoftMoments' closed form) beats every point
+    of a coarse grid and matches a fine one."""
+    fmap = Multiclass().fit(np.zeros((1, 2)), 3)
+    soft = SoftMoments(1.0)
+    first, second = (np.r_[1.0, np.zeros(8)], 0.3), (np.r_[0.0, 1.0, np.zeros(7)], 0.2)
+    s = soft.mixture(first, second, fmap)
+    # orthogonal residuals with R^*(e_j) = 1/2: a = 0.3, b = 0.2 (each its gain), s = 0.2 / 0.5
+    assert s == pytest.approx(0.4)
+    value = _mixture_bound(soft, first, second, s, fmap)
+    assert value == pytest.approx(0.3 * 0.3 + 0.2 * 0.2 - (0.3**2 + 0.2**2) / 2)
+    assert value >= _best_on_triangle(soft, first, second, fmap, steps=7)
+
+
+@settings(max_examples=30)
+@given(
+    seed=st.integers(0, 2**16),
+    dim=st.integers(1, 40),
+    count=st.integers(1, 30),
+    size=st.integers(1, 20),
+)
+def test_lbfgs_memory_direction_is_the_two_loop_recursion(seed, dim, count, size):
+    """The compact L-BFGS form against the two-loop recursion (Nocedal and Wright, Algorithm
+    7.4) on the newest ``size`` pairs of a positive definite quadratic."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(dim, dim))
+    A = A @ A.T + 1e-3 * np.eye(dim)
+    memory, pairs = solvers._Memory(size), []
+    for _ in range(count):
+        s = rng.normal(size=dim) * 10.0 ** rng.integers(-3, 3)
+        memory.push(s, A @ s)
+        pairs.append((s, A @ s))
+    pairs = pairs[-size:]
+    gradient = rng.normal(size=dim)
+    q, alphas = -gradient, []
+    for s, y in reversed(pairs):
+        alphas.append((s @ q) / (s @ y))
+        q = q - alphas[-1] * y
+    s, y = pairs[-1]
+    q = q * (s @ y) / (y @ y)
+    for (s, y), alpha in zip(pairs, reversed(alphas)):
+        q = q + (alpha - (y @ q) / (s @ y)) * s
+    assert len(memory) == len(pairs)
+    np.testing.assert_allclose(
+        memory.direction(gradient), q, rtol=1e-6, atol=1e-9 * np.abs(q).max()
+    )
+
+
+def test_lbfgs_memory_skips_pairs_without_curvature():
+    memory = solvers._Memory(3)
+    np.testing.assert_array_equal(memory.direction(np.ones(2)), -np.ones(2))
+    memory.push(np.array([1.0, 0.0]), np.array([-1.0, 0.0]))  # s . y < 0: not a pair
+    assert len(memory) == 0
+
+
 @pytest.mark.parametrize("uncertainty", SETS)
 @pytest.mark.parametrize("loss", ("zero_one", "squared", "cost_sensitive"))
 def test_dual_bound_is_valid_for_any_adversaries_and_tight_at_the_optimal_ones(
@@ -184,7 +288,7 @@ def vehicle():
         {},
         {"loss": "ordinal"},
         {"loss": "abstain", "alpha": 0.3},
-        {"uncertainty": "linf", "strength": 0.01},
+        pytest.param({"uncertainty": "linf", "strength": 0.01}, marks=pytest.mark.slow),  # 20 s
         {"uncertainty": "l2", "strength": 0.01, "loss": "squared"},
     ],
     ids=repr,

@@ -42,9 +42,10 @@ CERTIFIED_WEIGHT_REASON = (
         ),
         (ag.AdversarialClassifier(solver="compile"), {}),
         (ag.AdversarialClassifier(solver="lbfgs"), {}),
-        (
+        pytest.param(  # 10 s
             ag.AdversarialClassifier(uncertainty="linf", strength=0.01),
             {"check_sample_weight_equivalence_on_dense_data": CERTIFIED_WEIGHT_REASON},
+            marks=pytest.mark.slow,
         ),
         (
             ag.AdversarialClassifier(kernel="rbf", gamma=0.5),
@@ -119,7 +120,10 @@ AGREEMENT_LOSSES = {
 LP_SETS = ("exact", "l1", "linf")
 
 
-@pytest.mark.parametrize("dataset", ["iris", "wine", "vehicle"])
+@pytest.mark.parametrize(
+    "dataset",
+    ["iris", "wine", pytest.param("vehicle", marks=pytest.mark.slow)],  # 846 rows
+)
 @pytest.mark.parametrize("loss", list(AGREEMENT_LOSSES))
 @pytest.mark.parametrize("uncertainty", ["soft", "l1", "l2", "linf", "group", "exact"])
 def test_compiled_and_fast_solvers_reach_the_same_optimum(dataset, loss, uncertainty):
@@ -227,6 +231,7 @@ def test_bad_input(params, fit_args, match):
         ag.AdversarialClassifier(**params).fit(*fit_args)
 
 
+@pytest.mark.slow  # thousands of epochs (about 6 s)
 def test_subgradient_and_pegasos_approach_and_certify_the_optimum(iris):
     X, y = iris
     exact = ag.AdversarialClassifier(solver="compile").fit(X, y)

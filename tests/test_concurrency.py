@@ -49,7 +49,12 @@ def _assert_equal(results, reference):
             np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
 
 
-KINDS = ["compile", "lbfgs", "graphical", "prediction_set"]
+KINDS = [
+    "compile",
+    "lbfgs",
+    "graphical",
+    pytest.param("prediction_set", marks=pytest.mark.slow),  # 11 s
+]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -65,7 +70,7 @@ def test_fits_in_threads_equal_serial(kind):
     _assert_equal(pooled, reference)
 
 
-@pytest.mark.parametrize("kind", ["compile", "graphical"])
+@pytest.mark.parametrize("kind", [pytest.param("compile", marks=pytest.mark.slow), "graphical"])
 def test_fits_in_processes_equal_serial(kind):
     reference = _fit_predict(kind, 0)
     results = Parallel(n_jobs=2, backend="loky")(delayed(_fit_predict)(kind, 0) for _ in range(2))

@@ -156,6 +156,7 @@ def test_perturbations_never_lower_the_objective():
             assert moved >= best - PERTURBATION_SLACK
 
 
+@pytest.mark.slow  # thousands of subgradient epochs (about 12 s)
 def test_subgradient_reaches_the_compiled_optimum():
     X, R = _iris()
     exact = ag.AdversarialMatching(solver="compile").fit(X, R).objective_

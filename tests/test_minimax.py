@@ -57,7 +57,7 @@ ZERO_ONE_NONUNIQUE_REASON = (
             },
         ),
         (ag.MinimaxClassifier(loss="brier"), {}),
-        (ag.MinimaxClassifier(loss="log"), {}),
+        pytest.param(ag.MinimaxClassifier(loss="log"), {}, marks=pytest.mark.slow),  # 8 s
         (ag.MinimaxRegressor(), {}),
     ],
     ids=["zero_one", "brier", "log", "regressor"],
@@ -203,7 +203,7 @@ def _huber_potential(z, rho):
     return np.where(np.abs(z) <= 2 * rho, rho**2 + z**2 / 4, rho * np.abs(z))
 
 
-@pytest.mark.parametrize("rho, eps", [(1.0, 0.05), (1.0, 0.2)])
+@pytest.mark.parametrize("rho, eps", [(1.0, 0.05), pytest.param(1.0, 0.2, marks=pytest.mark.slow)])
 def test_finite_rho_clips_the_prediction(diabetes, rho, eps):
     X, y = diabetes
     objectives = {}
@@ -286,8 +286,9 @@ NORMS = [(2, False), ("inf", False), (1, False), ("group", False), ("l1inf", Fal
 
 # the smoothed 0-1 solver runs to max_iter at tol=1e-10 by design; it warns with its gap
 @pytest.mark.filterwarnings("ignore:MinimaxClassifier. FISTA. max_iter reached")
-@pytest.mark.parametrize("dataset", ["wine", "iris"])
-@pytest.mark.parametrize("loss", ["brier", "log", "zero_one"])
+@pytest.mark.parametrize("dataset", [pytest.param("wine", marks=pytest.mark.slow), "iris"])
+# the zero-one runs go to max_iter (5,000 FISTA steps, 6-9 s each): slow tier
+@pytest.mark.parametrize("loss", ["brier", "log", pytest.param("zero_one", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("norm, squared", NORMS, ids=lambda v: str(v))
 def test_compiled_and_fast_solvers_agree(request, dataset, loss, norm, squared):
     X, y = request.getfixturevalue(dataset)

@@ -253,6 +253,7 @@ def _two_gaussians(rng, n):
     return X, np.repeat([0, 1], n)
 
 
+@pytest.mark.slow  # repeated fits on fresh samples (about 20 s)
 def test_default_thresholds_give_coverage_on_fresh_data():
     """Split-conformal coverage >= 1 - γ (seed 003 Proposition 6), averaged over replications."""
     gamma, n_k, n_test, reps = 0.1, 100, 2000, 20
@@ -568,6 +569,7 @@ def test_feature_selection_drops_the_noise_features_of_example_1(seed):
     np.testing.assert_array_equal(weights, [1, 1] + [0] * 8)
 
 
+@pytest.mark.slow  # a feature-selection path of GPS fits (about 9 s)
 def test_gpskfs_estimator_selects_features_and_scores_with_the_weights():
     X, y = make_prediction_set_example1(n_per_class=150, n_outliers=60, random_state=3)
     normal = y != OUTLIER

@@ -4,9 +4,12 @@ import re
 import warnings
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
+@pytest.mark.slow  # the README's examples fit real models (about 25 s)
 def test_readme_python_blocks_run():
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert blocks, "README has no python examples"

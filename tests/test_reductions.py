@@ -294,7 +294,10 @@ def expected_failures(estimator):
 
 
 @pytest.mark.parametrize(
-    "estimator", [cls() for cls in ALL] + [rd.ReductionThresholdSVOR(kernel="rbf")], ids=repr
+    "estimator",
+    [cls() for cls in ALL]
+    + [pytest.param(rd.ReductionThresholdSVOR(kernel="rbf"), marks=pytest.mark.slow)],  # 7 s
+    ids=repr,
 )
 def test_check_estimator(estimator, conforms):
     conforms(estimator, expected_failures(estimator))

@@ -28,6 +28,7 @@ def quick_run(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("seed000_quick")  # one worker runs the quick_run fixture once
 def test_quick_records_complete_and_in_range(quick_run):
     records, saved, _ = quick_run
     settings = seed000.QUICK
@@ -63,6 +64,7 @@ def test_quick_records_complete_and_in_range(quick_run):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("seed000_quick")  # one worker runs the quick_run fixture once
 def test_quick_report_has_paper_numbers_and_no_marks(quick_run):
     _, _, report = quick_run
     assert report.startswith("advgame reproduce seed000")
