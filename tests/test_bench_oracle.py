@@ -24,6 +24,7 @@ def _columns(printed, first):
     return re.split(r"\s{2,}", header.strip())
 
 
+@pytest.mark.slow  # about 7 s, mostly the bulk LP's vertex-table reference
 @pytest.mark.filterwarnings("error:Solution may be inaccurate")  # counted, not leaked
 def test_bench_oracle_tiny_writes_json(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(oracle, "QUICK", TINY)

@@ -106,6 +106,7 @@ def test_dual_solution_satisfies_primal_kkt(backend):
     assert primal == pytest.approx(-dual_objective, abs=KKT_TOL)
 
 
+@pytest.mark.slow  # both backends' fits (about 7 s)
 def test_backends_give_the_same_decision_function():
     X, y, X_unl = _blobs()
     fits = [
