@@ -901,11 +901,10 @@ def fit_smoothed(
     after a failed line search or, for a norm ball, :data:`LBFGS_PATIENCE` steps).  After every
     step the smoothed adversaries ``Q_mu`` give a dual point, which is mixed with the best dual
     point met so far (:meth:`~advgame.uncertainty.UncertaintySet.mixture`: for soft moments
-    the best convex combination; ``H_L`` is concave, so a mixture's bound holds), and
-    :func:`dual_bound` a
-    lower bound ``lower <= J*``, while ``J(theta)`` (the exact game value comes with the
-    smoothed one) is an upper bound; the run stops as soon as ``min J - max lower <= tol *
-    max(1, |J|)`` (message ``'certified'``).  At a smoothed optimum the point's own gap is the
+    the best convex combination; ``H_L`` is concave, so a mixture's bound holds), and the
+    bound of :func:`dual_bound` gives ``lower <= J*``, while ``J(theta)`` (the exact game value
+    comes with the smoothed one) is an upper bound; the run stops as soon as ``min J - max
+    lower <= tol * max(1, |J|)`` (message ``'certified'``).  At a smoothed optimum the point's own gap is the
     *smoothing part* ``sum_i w_i (value(f_i) - H_L(q_i) - f_i^T q_i)`` (plus ``R(theta) -
     theta . grad R_nu`` for a norm ball); once the rest of its own gap falls below it (the
     mixed bound would end stages before their problems are solved), ``mu`` shrinks by

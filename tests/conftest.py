@@ -23,7 +23,7 @@ if "PYTEST_XDIST_WORKER" in os.environ:
 settings.register_profile(
     "ci",
     deadline=None,
-    max_examples=30,
+    max_examples=20,
     derandomize=True,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],

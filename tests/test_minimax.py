@@ -695,6 +695,7 @@ def test_fast_solver_detects_unbounded_programs():
     assert "max_iter" in model.converged_
 
 
+@pytest.mark.slow  # thousands of smoothed steps (about 5 s)
 def test_zero_one_fast_solver_certifies_its_gap(iris):
     """With a generous budget the smoothing continuation meets the tolerance: the certified
     gap bounds the distance to the compiled optimum."""

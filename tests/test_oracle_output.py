@@ -24,6 +24,7 @@ def run_fresh(code):
     return result.stdout, result.stderr
 
 
+@pytest.mark.slow  # a fresh interpreter importing cvxpy and highspy (about 5 s)
 def test_fresh_process_lp_game_prints_nothing():
     out, err = run_fresh(
         """
@@ -38,6 +39,7 @@ def test_fresh_process_lp_game_prints_nothing():
     assert out == "" and err == ""
 
 
+@pytest.mark.slow  # a fresh interpreter importing cvxpy and highspy (about 5 s)
 def test_fresh_process_cvxpy_highs_prints_nothing():
     """cvxpy's HiGHS interface builds its own Highs: advgame's import spent the banner."""
     out, err = run_fresh(

@@ -144,6 +144,7 @@ def test_dual_route_equals_primal_solved_directly_for_linear_kernel():
     assert gps.dual_objective_[0] == pytest.approx(-problem.value, abs=AGREE_TOL)
 
 
+@pytest.mark.slow  # two fits with a process pool (about 8 s)
 def test_parallel_fit_is_identical_to_serial():
     X, y, X_unl = _blobs(seed=4, n=30)
     fits = [
