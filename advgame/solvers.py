@@ -613,12 +613,20 @@ def dual_bound(
     L = game.loss.matrix
     if entropy is None:
         entropy = entropies(L, Q)
-    base = float(weights @ L.min(axis=0)[y])
     if moment is None:
         G = Q * -weights[:, None]
         G[np.arange(y.size), y] += weights
         moment = operator.adjoint(G)
-    return uncertainty.dual_bound(moment, base, float(weights @ entropy) - base, fmap)
+    base, (g, gain) = _dual_point(L, y, weights, moment, entropy)
+    return uncertainty.dual_bound(g, base, gain, fmap)
+
+
+def _dual_point(L, y, weights, moment, entropy):
+    """``(base, (g, gain))`` of :meth:`advgame.uncertainty.UncertaintySet.dual_bound` for
+    adversaries with residual ``moment`` and entropies ``entropy``: ``base = sum_i w_i
+    H_L(e_{y_i})`` and ``gain = sum_i w_i H_L(q_i) - base``."""
+    base = float(weights @ L.min(axis=0)[y])
+    return base, (moment, float(weights @ entropy) - base)
 
 
 def entropies(L: np.ndarray, Q: np.ndarray) -> np.ndarray:
@@ -1046,7 +1054,6 @@ def _continuation(
     radius = getattr(o.uncertainty, "radius", 1.0)
     best_value, best_theta, lower = np.inf, np.asarray(theta0, dtype=float).copy(), -np.inf
     L = o.game.loss.matrix
-    base = float(o.weights @ L.min(axis=0)[o.y])
     current = o if single is None else single
     dual = None  # the best dual point met: a mixture of the adversaries met (moment, gain)
 
@@ -1058,7 +1065,7 @@ def _continuation(
         if J < best_value:
             best_value, best_theta = J, theta.copy()
         entropy = entropies(L, Q)
-        own = (moment, float(o.weights @ entropy) - base)
+        base, own = _dual_point(L, o.y, o.weights, moment, entropy)
         point = own if dual is None else _mixed(dual, own, o.uncertainty.mixture(dual, own, o.fmap))
         bound = o.uncertainty.dual_bound(point[0], base, point[1], o.fmap)
         if bound > lower:

@@ -103,11 +103,30 @@ class UncertaintySet:
 
         A dual point is a pair ``(g, gain)`` as in :meth:`dual_bound`.  Mixing the adversaries
         ``(1 - s) q + s q'`` mixes the residuals exactly and the gains from below (``H_L`` is
-        concave), so ``dual_bound((1 - s) g + s g', base, (1 - s) gain + s gain')`` is a lower
-        bound for every ``s``.  Sets with a closed form for the best ``s`` override this; the
-        others return 1, the second point alone (measured on the norm balls with the smoothing
-        solver: a golden-section search for ``s`` left the steps unchanged and cost 20-70% more
-        time).  Pure: depends on its arguments only.
+        concave), so
+
+        .. math::  \mathrm{dual\_bound}\big((1 - s) g + s g',\ base,\
+                   (1 - s)\, gain + s\, gain'\big) \le J^*
+
+        for every ``s`` by weak duality (the dual of Fathony et al. 2018a, Theorem 2, with the
+        moment constraint relaxed as in Farnia and Tse 2016, Theorem 3).  Sets with a closed
+        form for the best ``s`` override this; the others return 1, the second point alone
+        (measured on the norm balls with the smoothing solver: a golden-section search for
+        ``s`` left the steps unchanged and cost 20-70% more time).  Pure: depends on its
+        arguments only.
+
+        Parameters
+        ----------
+        first, second : tuple of (ndarray, float)
+            Dual points ``(g, gain)``: a moment residual in ``theta``'s coordinates and an
+            entropy gain, as :meth:`dual_bound` takes them.
+        fmap : FeatureMap
+            The feature map of the residuals.
+
+        Returns
+        -------
+        float
+            ``s``: the mixture to keep is ``(1 - s) first + s second``.
         """
         return 1.0
 
@@ -428,10 +447,30 @@ class SoftMoments(UncertaintySet):
     def mixture(
         self, first: tuple[np.ndarray, float], second: tuple[np.ndarray, float], fmap: FeatureMap
     ) -> float:
-        r"""The best mixture weight (see :meth:`UncertaintySet.mixture`): the bound is the
-        concave quadratic ``a A + b B - (a, b) C (a, b)^T`` of ``(a, b) = r (1 - s, s)`` with
-        ``C_{jl} = g_j . g_l / (2 lam)``, maximised over the triangle ``a, b >= 0, a + b <= 1``
-        at its stationary point or on one of its three edges."""
+        r"""The best mixture weight of two dual points (see :meth:`UncertaintySet.mixture`).
+
+        With the ``r`` of :meth:`dual_bound`, the bound of ``r ((1 - s) q + s q') + (1 - r)
+        e_y`` is the concave quadratic of ``(a, b) = r (1 - s, s)``
+
+        .. math::  a A + b B - (a, b)\, C\, (a, b)^\top, \qquad
+                   C_{jl} = \frac{g_j \cdot g_l}{2 \lambda},
+
+        (``A``, ``B`` the gains; ``R^*(g) = ||g||^2 / (2 lam)``, Fathony et al. 2018a, §6.2),
+        maximised exactly over the triangle ``a, b >= 0, a + b <= 1``: at its stationary point
+        when inside, else on one of its three edges (each a one-dimensional concave quadratic).
+
+        Parameters
+        ----------
+        first, second : tuple of (ndarray, float)
+            Dual points ``(g, gain)`` (moment residual, entropy gain).
+        fmap : FeatureMap
+            The feature map of the residuals (explicit coordinates).
+
+        Returns
+        -------
+        float
+            ``s = b / (a + b)`` at the maximiser (0 when it is ``a = b = 0``).
+        """
         (g1, A), (g2, B) = first, second
         c11, c22 = self.conjugate(g1, fmap), self.conjugate(g2, fmap)
         c12 = float(g1 @ g2) / (2.0 * self.lam)
