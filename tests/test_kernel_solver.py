@@ -236,13 +236,13 @@ def test_row_gaps_add_up_to_the_duality_gap_and_shrink_the_best_responses():
     FT = np.ascontiguousarray(F.T)
     still = np.array([3, 3, 0, 3, 1, 3, 3, 3, 3])
     active = np.array([0, 1, 3, 4, 7, 8])
-    left, total = zero_one_dual_shrink(FT, Q, y, active, rows, weights, weight, still, 1)
+    gaps = zero_one_row_gaps(FT, Q, rows, weights, weight)
+    left, total = zero_one_dual_shrink(gaps, Q, y, active, rows, still, 1)
     assert list(active[:left]) == [0, 1, 3, 7, 8]
-    expected = zero_one_row_gaps(FT, Q, rows, weights, weight)[[0, 1, 3, 4, 7, 8]].sum()
-    assert total == pytest.approx(expected, rel=1e-12)
+    assert total == pytest.approx(gaps[[0, 1, 3, 4, 7, 8]].sum(), rel=1e-12)
     still[4] = 0  # moved in the last epoch: kept
     active = np.array([0, 1, 3, 4, 7, 8])
-    assert zero_one_dual_shrink(FT, Q, y, active, rows, weights, weight, still, 1)[0] == 6
+    assert zero_one_dual_shrink(gaps, Q, y, active, rows, still, 1)[0] == 6
 
 
 def test_kernel_products_and_gathers_match_numpy():

@@ -31,9 +31,11 @@ from ..solvers import (
     fit_adagrad,
     fit_kernel,
     fit_lbfgs,
+    fit_linear_dual,
     fit_pegasos,
     fit_smoothed,
     kernel_obstacle,
+    linear_dual_obstacle,
     refine_cutting_plane,
     smoothing_obstacle,
 )
@@ -107,6 +109,10 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         adversaries certifies a relative gap of ``tol``, finished by cutting planes when that
         stalls and ``n_samples * n_params <= 200,000`` (:func:`advgame.solvers.fit_smoothed`; explicit features, any
         uncertainty set but ``exact``, zero-one or a loss whose vertex table is small).  For
+        the zero-one loss with soft moments and multiclass features it starts with dual
+        coordinate ascent (:func:`advgame.solvers.fit_linear_dual`, certified the same way),
+        which hands over to the smoothing steps from its point where many rows keep a loss
+        (then ``n_iter_`` counts its epochs and the steps).  For
         ``kernel=...`` it is :func:`advgame.solvers.fit_kernel` on the exact Gram matrix (no
         low-rank approximation): dual coordinate ascent for the zero-one loss with soft
         moments, Newton steps otherwise, certified by the RKHS dual bound, for ``'soft'``
@@ -123,8 +129,8 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
     backend : {'auto', 'highs', 'cvxpy'}, default='auto'
         For ``compile``: HiGHS for LPs, cvxpy (Clarabel) for QPs and SOCPs.
     max_iter : int, default=1000
-        Steps of ``smoothing`` (over all its stages), L-BFGS iterations, or epochs of
-        ``subgradient`` / ``pegasos``.
+        Steps of ``smoothing`` (over all its stages; its dual ascent has as many epochs of its
+        own), L-BFGS iterations, or epochs of ``subgradient`` / ``pegasos``.
     tol : float, default=1e-4
         The certified relative gap: ``smoothing`` and cutting-plane refinement stop when
         ``gap_ <= tol * max(1, |objective_|)``; L-BFGS itself stops when an iteration lowers the
@@ -445,6 +451,25 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
                 self.max_iter,
                 warn=warn,
             )
+        if linear_dual_obstacle(objective) is None and not np.any(theta0):
+            o = objective
+            # gives up (uncertified, no warning) where the smoothing steps are faster
+            ascent = fit_linear_dual(
+                o.game,
+                o.operator.X1,
+                o.y,
+                o.weights,
+                o.uncertainty,
+                self.tol,
+                self.max_iter,
+                warn=False,
+                switch=True,
+            )
+            if ascent.message == "certified":
+                return ascent
+            result = fit_smoothed(objective, ascent.theta, self.tol, self.max_iter, warn=warn)
+            result.n_iter += ascent.n_iter
+            return result
         return fit_smoothed(objective, theta0, self.tol, self.max_iter, warn=warn)
 
     def _auto_solver(self, game_rows, uncertainty):
