@@ -101,18 +101,20 @@ def _block_gaps(FT, start, m, top, gaps):
             gaps[j, i] = min(top[i] - FT[j, start + i], _HUGE)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")  # NaN potentials: an empty set, q* NaN (reported)
 def zero_one_set(FT, weight):
     r"""The value and the best set ``S`` of Theorem 5 for every row (column of ``FT``).
 
     ``V = top + c - d`` with ``d`` the water level of the gaps ``top - f`` for the volume ``c``
     and ``S = {f_j > top - d}``; labels within a rounding slack of the level are left out (ties
-    up to rounding, which a shift of ``F`` changes).  Returns the values ``(n,)``, the members
-    ``(k, n)`` (bool) and their number ``(n,)``.
+    up to rounding, which a shift of ``F`` changes).  Returns the values ``(n,)``, ``q*``
+    uniform on ``S`` (``(k, n)``; written here rather than from a boolean mask by numpy, which
+    cost one more full-size array and pass: 5-10% of an objective evaluation) and the sizes of
+    the sets ``(n,)``.
     """
     k, n = FT.shape
     value = np.empty(n)
-    members = np.empty((k, n), dtype=np.bool_)
+    members = np.empty((k, n))
     count = np.empty(n, dtype=np.int64)
     gaps = np.empty((k, BLOCK))
     top, level, slack = np.empty(BLOCK), np.empty(BLOCK), np.empty(BLOCK)
@@ -129,6 +131,10 @@ def zero_one_set(FT, weight):
         for i in range(m):
             value[start + i] = top[i] + (weight - level[i])
             count[start + i] = size[i]
+            level[i] = 1.0 / size[i]
+        for j in range(k):
+            for i in range(m):
+                members[j, start + i] *= level[i]
     return value, members, count
 
 

@@ -99,7 +99,7 @@ def _scatter(k, n, index, values, plus=None, more=None):
 
 # --------------------------------------------------------------------------------------- zero-one
 def _zero_one_set(F, weight):
-    """The value and the best set ``S`` of Theorem 5 (members ``(k, n)`` and their number):
+    """The value, ``q*`` uniform on the best set ``S`` of Theorem 5 (``(k, n)``) and ``|S|``:
     :func:`advgame._kernels.zero_one_set`.  Working on the gaps ``top - f`` (``V(f + a) = V(f) +
     a``) keeps huge potentials (``1e308``) from overflowing, and leaving labels within a
     rounding slack of the level out of ``S`` keeps ``q*`` from flipping between equally optimal
@@ -118,8 +118,7 @@ def zero_one(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray
     is uniform on ``S``.  Labels tied with the smallest member of ``S`` are in ``S``; labels at
     the level itself (which leave the value unchanged) are not.
     """
-    value, members, count = _zero_one_set(F, weight)
-    Q = members * (1.0 / count)
+    value, Q, _ = _zero_one_set(F, weight)
     return value, Q.T
 
 
