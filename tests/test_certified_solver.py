@@ -17,6 +17,7 @@ from advgame.features import Multiclass
 from advgame.solvers import (
     SurrogateObjective,
     dual_bound,
+    fit_linear_dual,
     fit_smoothed,
     smoothed_game,
     smoothing_obstacle,
@@ -75,6 +76,25 @@ def test_certificate_brackets_the_compiled_optimum(data, loss, uncertainty):
     assert result.objective - result.gap <= optimum.objective + slack
     assert optimum.objective <= result.objective + slack
     assert result.objective == pytest.approx(objective(result.theta)[0], abs=1e-12)
+
+
+def test_linear_dual_ascent_brackets_the_same_compiled_optimum(data):
+    """The matrix's zero-one x soft cell by the classifier's first solver, the linear dual
+    ascent (fit_linear_dual), at the same tol; with ``switch`` it either certifies the same
+    way or gives up with an honest gap (and the smoothing solver goes on from its point)."""
+    X, y = data
+    loss, uncertainty = _loss("zero_one"), _uncertainty("soft", y.size)
+    objective, optimum = _problem(X, y, loss, uncertainty)
+    design = objective.operator.X1
+    tol, slack = 1e-6, 1e-7 * max(1.0, abs(optimum.objective))
+    args = (objective.game, design, y, objective.weights, uncertainty, tol, 100_000)
+    for switch in (False, True):
+        result = fit_linear_dual(*args, switch=switch)
+        assert result.message == "certified" or result.message.startswith("dense")
+        assert result.objective - result.gap <= optimum.objective + slack
+        assert optimum.objective <= result.objective + slack
+        assert result.objective == pytest.approx(objective(result.theta)[0], abs=1e-12)
+    assert fit_linear_dual(*args).message == "certified"
 
 
 def _mixture_bound(uncertainty, first, second, s, fmap):
