@@ -1872,18 +1872,20 @@ def fit_linear_dual(
     point: when more than :data:`DENSE_MOVED` of the rows it visits after the first
     ``PROBE_ROWS / 2`` (up to :data:`PROBE_ROWS`) move, or more than :data:`DENSE_ACTIVE` of the rows are still active after
     :data:`DENSE_EPOCHS` epochs.  Measured (one BLAS thread, ``lam = 1/n``, ``tol = 1e-4``,
-    standardised 70% training parts), with the time of smoothing alone:
+    standardised 70% training parts; "moved": the share of the rows visited 500-1,000 of the
+    first epoch that moved, "active": the share still active after 8 epochs), with the time of
+    smoothing alone:
 
-    ==================  ======  =====================  ===============  ===============
-    data                rows    probe moved / active   dual ascent      smoothing
-    ==================  ======  =====================  ===============  ===============
-    digits              1,257   0.43 / 0.45            309 ep., 0.08 s  406 st., 0.40 s
-    optdigits           3,934   0.39 / 0.33            716 ep., 0.28 s  288 st., 0.58 s
-    segment             1,617   0.42 / 0.57            406 ep., 0.13 s  170 st., 0.13 s
-    satimage            4,504   0.50 / 0.68            776 ep., 0.91 s  210 st., 0.28 s
-    make_classification 1,999   0.84 / 0.99            1,260 ep., 1.5 s 59 st., 0.05 s
-    make_classification 19,999  0.88 / 1.00            1,092 ep., 16 s  38 st., 0.13 s
-    ==================  ======  =====================  ===============  ===============
+    ===================  ======  ==============  ================  ===============
+    data                 rows    moved / active  dual ascent       smoothing
+    ===================  ======  ==============  ================  ===============
+    digits               1,257   0.43 / 0.45     309 ep., 0.08 s   406 st., 0.40 s
+    optdigits            3,934   0.39 / 0.33     716 ep., 0.28 s   288 st., 0.58 s
+    segment              1,617   0.42 / 0.57     406 ep., 0.13 s   170 st., 0.13 s
+    satimage             4,504   0.50 / 0.68     776 ep., 0.91 s   210 st., 0.28 s
+    make_classification  1,999   0.84 / 0.99     1,260 ep., 1.5 s  59 st., 0.05 s
+    make_classification  19,999  0.88 / 1.00     1,092 ep., 16 s   38 st., 0.13 s
+    ===================  ======  ==============  ================  ===============
 
     Parameters
     ----------
