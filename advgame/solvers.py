@@ -1619,9 +1619,24 @@ DENSE_EPOCHS, DENSE_ACTIVE = 2 * SHRINK_EPOCHS, 0.6
 
 
 def linear_dual_obstacle(objective: Any) -> str | None:
-    """Why :func:`fit_linear_dual` does not apply to ``objective`` (a
-    :class:`SurrogateObjective`), or None: it needs the zero-one game, soft moments and the
-    multiclass features :class:`advgame.features.Multiclass`."""
+    r"""Why :func:`fit_linear_dual` does not apply to ``objective``, or None.
+
+    The ascent's per-row step is the quadratically smoothed zero-one game (Fathony et al.
+    2018a, Theorem 5), its dual needs the smooth ``R^*(g) = ||g||^2 / (2 lam)`` of soft
+    moments (Farnia and Tse 2016, Theorem 3), and it keeps ``W = Theta^T`` of the features
+    ``phi(x, j) = e_j ⊗ x``.
+
+    Parameters
+    ----------
+    objective : SurrogateObjective
+        The learning problem (its game, uncertainty set and feature map are read).
+
+    Returns
+    -------
+    str or None
+        A sentence naming the obstacle (not the zero-one game, not soft moments, not
+        :class:`advgame.features.Multiclass` features), or None when the ascent applies.
+    """
     if not isinstance(objective.fmap, Multiclass):
         return "the linear dual ascent keeps Theta^T for the multiclass features e_j ⊗ x"
     return _dual_obstacle(objective.game, objective.uncertainty, None)
