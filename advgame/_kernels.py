@@ -8,11 +8,11 @@ once, each pass a dozen full-size temporaries; here the water levels finish a bl
 at a time in a stack of ``k`` entries.  These kernels take the potentials in the column layout
 ``FT`` (``(k, n)``, C-contiguous; see :func:`advgame.closed_forms._columns`) and return arrays
 in that layout; the public functions of :mod:`advgame.closed_forms` wrap them, and each is
-tested against the LP.  :func:`zero_one_dual_epoch` is one epoch of the kernel solver
-:func:`advgame.solvers.fit_kernel_dual` and :func:`zero_one_linear_epoch` one of the linear
+tested against the LP.  :func:`kernel_dual_epoch` is one epoch of the kernel solver
+:func:`advgame.solvers.fit_kernel_dual` and :func:`linear_dual_epoch` one of the linear
 solver :func:`advgame.solvers.fit_linear_dual`, whose per-row step (:func:`_ascent_step`) is
-the smoothed zero-one game; their
-shrinking (:func:`zero_one_dual_shrink`), the rows' duality gaps (:func:`zero_one_row_gaps`), the
+the smoothed zero-one or abstain game; their
+shrinking (:func:`dual_shrink`), the rows' duality gaps (:func:`dual_row_gaps`), the
 exact potentials of the kernel solver's checks (:func:`kernel_potentials`) and its gathers of ``K``
 (:func:`submatrix`) are compiled beside it.
 
@@ -244,16 +244,26 @@ def _add_row(FT, row, step, labels, m):
 
 
 @njit(cache=True)
-def _ascent_step(f, Q, i, mu, coef, weight, gaps, step, labels):
+def _ascent_step(f, Q, i, mu, coef, weight, floor, gaps, step, labels):
     r"""Row ``i``'s exact step of dual coordinate ascent at its potentials ``f``.
 
     Row ``i``'s best adversary with the others fixed maximises ``H(q) + q^T f - (s_i / 2)
-    ||q - q_i||^2`` with ``s_i = mu``: the smoothed game of :func:`zero_one_smoothing` at
-    ``g = f + mu q_i``, two water levels (:func:`_level`): ``d`` for the volume ``c`` on the
-    gaps ``max(g) - g``, then ``e`` for the volume ``mu`` on the excesses ``x = (max(g) - g -
-    d)_+``, and ``q = (e - x)_+ / mu``.  ``Q[i]`` is updated in place; the first ``m`` entries
-    of ``labels`` name the labels ``j`` whose ``q_ij`` moved and ``step[j] = coef (q_ij -
-    q_new)`` (``coef = w_i / lam``) how far their coefficient moved.  Returns ``m``."""
+    ||q - q_i||^2`` with ``s_i = mu`` and ``H(q) = c (1 - max(max_j q_j, floor))``: the
+    zero-one game for ``floor = 0``, the abstain game of penalty ``alpha = 1 - floor`` else
+    (``min_a (L q)_a = min(c (1 - max_j q_j), c alpha)``).  With ``g = f + mu q_i``:
+
+    * the smoothed zero-one game of :func:`zero_one_smoothing` at ``g``, two water levels
+      (:func:`_level`): ``d`` for the volume ``c`` on the gaps ``max(g) - g``, then ``e`` for
+      the volume ``mu`` on the excesses ``x = (max(g) - g - d)_+``, and ``q = (e - x)_+ /
+      mu``, whose largest entry is ``e / mu``;
+    * if that is below ``floor``: with ``t = max(max_j q_j, floor)`` the objective is
+      concave in ``t`` and the zero-one step maximises it over all ``t``, so the best ``t``
+      is ``floor``, where ``H`` is constant and ``q`` the projection of ``g / mu`` onto the
+      simplex capped at ``floor`` (:func:`_capped_projection`).
+
+    ``Q[i]`` is updated in place; the first ``m`` entries of ``labels`` name the labels ``j``
+    whose ``q_ij`` moved and ``step[j] = coef (q_ij - q_new)`` (``coef = w_i / lam``) how far
+    their coefficient moved.  Returns ``m``."""
     k = f.size
     top = -np.inf
     for j in range(k):
@@ -265,9 +275,16 @@ def _ascent_step(f, Q, i, mu, coef, weight, gaps, step, labels):
     for j in range(k):
         gaps[j] = max(gaps[j] - d, 0.0)
     e = _level(gaps, mu)
+    if e < floor * mu:
+        for j in range(k):
+            gaps[j] = min((top - (f[j] + mu * Q[i, j])) / mu, _HUGE)
+        _capped_projection(gaps, floor)
+    else:
+        for j in range(k):
+            gaps[j] = max(e - gaps[j], 0.0) / mu
     m = 0
     for j in range(k):
-        q = max(e - gaps[j], 0.0) / mu
+        q = gaps[j]
         if q != Q[i, j]:
             step[j] = coef * (Q[i, j] - q)
             labels[m] = j
@@ -277,8 +294,38 @@ def _ascent_step(f, Q, i, mu, coef, weight, gaps, step, labels):
 
 
 @njit(cache=True)
-def zero_one_dual_epoch(FT, K, Q, order, rows, coef, curvature, weight, still):
-    r"""One epoch of dual coordinate ascent for the kernel zero-one game with soft moments
+def _capped_projection(gaps, cap):
+    r"""Overwrite ``gaps = (max(v) - v)`` (non-negative, a zero among them) with the projection
+    ``q`` of ``v`` onto ``{q in simplex, q_j <= cap}`` for ``cap >= 1/2``: the simplex
+    projection ``q_j = (d - gaps_j)_+`` (:func:`_level` with volume 1); if its largest entry
+    exceeds ``cap`` (only a unique top can), that label is capped and the others take the
+    volume ``1 - cap <= cap`` the same way, from their own top."""
+    k = gaps.size
+    d = _level(gaps, 1.0)
+    first, second = 0, _HUGE
+    for j in range(1, k):
+        if gaps[j] < gaps[first]:
+            first, second = j, gaps[first]
+        elif gaps[j] < second:
+            second = gaps[j]
+    if d <= cap:
+        for j in range(k):
+            gaps[j] = max(d - gaps[j], 0.0)
+        return
+    gaps[first] = _HUGE  # out of the second level
+    for j in range(k):
+        if j != first:
+            gaps[j] -= second
+    d = _level(gaps, 1.0 - cap)
+    for j in range(k):
+        gaps[j] = max(d - gaps[j], 0.0)
+    gaps[first] = cap
+
+
+@njit(cache=True)
+def kernel_dual_epoch(FT, K, Q, order, rows, coef, curvature, weight, floor, still):
+    r"""One epoch of dual coordinate ascent for the kernel zero-one or abstain game (``floor``,
+    :func:`_ascent_step`) with soft moments
     (:func:`advgame.solvers.fit_kernel_dual`) on the rows ``rows`` (``m`` of them), visited in
     the order ``order`` (positions in ``rows``).
 
@@ -299,7 +346,7 @@ def zero_one_dual_epoch(FT, K, Q, order, rows, coef, curvature, weight, still):
         i = rows[p]
         for j in range(k):
             f[j] = FT[j, p]
-        m = _ascent_step(f, Q, i, curvature[i], coef[i], weight, gaps, step, labels)
+        m = _ascent_step(f, Q, i, curvature[i], coef[i], weight, floor, gaps, step, labels)
         if m == 0:
             still[i] += 1
             continue
@@ -324,8 +371,9 @@ def _potentials(WT, x, f):
 
 
 @njit(cache=True)
-def zero_one_linear_epoch(WT, X, Q, order, weights, coef, curvature, weight, still, gap):
-    r"""One epoch of dual coordinate ascent for the linear zero-one game with soft moments
+def linear_dual_epoch(WT, X, Q, order, weights, coef, curvature, weight, floor, still, gap):
+    r"""One epoch of dual coordinate ascent for the linear zero-one or abstain game (``floor``,
+    :func:`_ascent_step`) with soft moments
     (:func:`advgame.solvers.fit_linear_dual`) on the rows ``order`` (visited in that order).
 
     The potentials of row ``i`` are ``f_i = W x_i`` (``W = Theta^T = A^T X``, ``WT``, ``(k,
@@ -333,9 +381,9 @@ def zero_one_linear_epoch(WT, X, Q, order, weights, coef, curvature, weight, sti
     with ``s_i = w_i ||x_i||^2 / lam`` (``curvature``, ``coef = w / lam``); when ``q_i``
     moves, ``W`` moves by ``-D x_i^T`` (``D = (w_i / lam) (q_new - q_i)``), one contiguous
     pass over ``x_i`` per label whose ``q_ij`` moved (:func:`_add_row`).  ``gap[i]`` becomes
-    row ``i``'s weighted duality gap (:func:`zero_one_row_gaps`) before its step (after it the
+    row ``i``'s weighted duality gap (:func:`dual_row_gaps`) before its step (after it the
     gap is 0: the step makes ``q_i`` a best response to the potentials it leaves),
-    ``still[i]`` as in :func:`zero_one_dual_epoch`; ``Q`` and ``WT`` are updated in place.
+    ``still[i]`` as in :func:`kernel_dual_epoch`; ``Q`` and ``WT`` are updated in place.
     Returns the number of rows that moved.
     """
     k = WT.shape[0]
@@ -345,8 +393,8 @@ def zero_one_linear_epoch(WT, X, Q, order, weights, coef, curvature, weight, sti
     for i in order:
         x = X[i]
         _potentials(WT, x, f)
-        gap[i] = weights[i] * _row_gap(f, Q, i, weight, gaps)
-        m = _ascent_step(f, Q, i, curvature[i], coef[i], weight, gaps, step, labels)
+        gap[i] = weights[i] * _row_gap(f, Q, i, weight, floor, gaps)
+        m = _ascent_step(f, Q, i, curvature[i], coef[i], weight, floor, gaps, step, labels)
         if m == 0:
             still[i] += 1
             continue
@@ -357,24 +405,34 @@ def zero_one_linear_epoch(WT, X, Q, order, weights, coef, curvature, weight, sti
 
 
 @njit(cache=True)
-def _row_gap(f, Q, i, weight, gaps):
-    r"""``V(f) - q^T f - H(q)`` for the potentials ``f`` and ``q = Q[i]``: ``V = max(f) + c -
-    d`` the zero-one value (:func:`zero_one_set`, ``d`` the level of the gaps for the volume
-    ``c``) and ``H(q) = c (sum_j q_j - max_j q_j)`` (``min_a (L q)_a``)."""
+def _row_gap(f, Q, i, weight, floor, gaps):
+    r"""``V(f) - q^T f - H(q)`` for the potentials ``f`` and ``q = Q[i]`` in the game of
+    :func:`_ascent_step`: for ``floor = 0`` the zero-one value ``V = max(f) + c - d``
+    (:func:`zero_one_set`, ``d`` the level of the gaps for the volume ``c``) and ``H(q) = c
+    (sum_j q_j - max_j q_j)``; else the abstain value ``V = max(f_(1), (1 - alpha) f_(1) +
+    alpha f_(2) + c alpha)`` (Fathony et al. 2018a, Theorem 12; ``alpha = 1 - floor``) and
+    ``H(q) = c (sum_j q_j - max(max_j q_j, floor))``."""
     k = f.size
-    top, qf, total, high = -np.inf, 0.0, 0.0, 0.0
+    top, second, qf, total, high = -np.inf, -np.inf, 0.0, 0.0, 0.0
     for j in range(k):
-        top = max(top, f[j])
+        if f[j] > top:
+            top, second = f[j], top
+        elif f[j] > second:
+            second = f[j]
         qf += Q[i, j] * f[j]
         total += Q[i, j]
         high = max(high, Q[i, j])
+    if floor > 0.0:
+        alpha = 1.0 - floor
+        value = max(top, floor * top + alpha * second + weight * alpha)
+        return value - qf - weight * (total - max(high, floor))
     for j in range(k):
         gaps[j] = min(top - f[j], _HUGE)
     return top + (weight - _level(gaps, weight)) - qf - weight * (total - high)
 
 
 @njit(cache=True)
-def zero_one_row_gaps(FT, Q, rows, weights, weight):
+def dual_row_gaps(FT, Q, rows, weights, weight, floor):
     r"""The duality gaps ``w_i (V(f_i) - q_i^T f_i - H(q_i))`` of the rows ``rows``, whose
     potentials are the columns of ``FT`` (``(k, rows.size)``): non-negative (up to rounding),
     0 exactly when ``q_i`` is a best response to ``f_i``, and summing to ``J(A) - D(Q)`` at
@@ -384,17 +442,17 @@ def zero_one_row_gaps(FT, Q, rows, weights, weight):
     for p in range(rows.size):
         for j in range(k):
             f[j] = FT[j, p]
-        out[p] = weights[rows[p]] * _row_gap(f, Q, rows[p], weight, gaps)
+        out[p] = weights[rows[p]] * _row_gap(f, Q, rows[p], weight, floor, gaps)
     return out
 
 
 @njit(cache=True)
-def zero_one_dual_shrink(gap, Q, y, active, rows, still, patience):
+def dual_shrink(gap, Q, y, active, rows, still, patience):
     r"""After an epoch of dual coordinate ascent: the running gaps of the active rows and
     their shrinking.
 
     For each position ``p`` in ``active`` (row ``i = rows[p]``) the weighted gap ``gap[p]``
-    (:func:`zero_one_row_gaps`) is added up; the row leaves the active set when its adversary
+    (:func:`dual_row_gaps`) is added up; the row leaves the active set when its adversary
     has stayed at its label (``q_i = e_{y_i}``) for ``patience`` epochs (``still``) and is a
     best response (gap 0: ``f_y - max_{j != y} f_j >= c``).  The rows left are written to the
     front of ``active``, in order; returns their number and the sum of the gaps.

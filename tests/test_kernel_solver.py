@@ -1,20 +1,23 @@
 """The certified exact-kernel solvers (advgame.solvers.fit_kernel: Newton steps, and dual
-coordinate ascent for the zero-one loss) against the compiled program."""
+coordinate ascent for the zero-one and abstain losses) against the compiled program."""
 
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import load_iris
 
 import advgame as ag
 from advgame import closed_forms, solvers
 from advgame._kernels import (
+    _ascent_step,
+    dual_row_gaps,
+    dual_shrink,
+    kernel_dual_epoch,
     kernel_potentials,
     submatrix,
-    zero_one_dual_epoch,
-    zero_one_dual_shrink,
-    zero_one_row_gaps,
 )
 from advgame.exceptions import NotApplicableError
 from advgame.solvers import (
@@ -59,11 +62,14 @@ def _compiled(X, y, **params):
         (GENERAL, "rbf", "soft"),
         (GENERAL, "linear", "soft"),
         (GENERAL, "rbf", "l2"),
+        ("abstain", "rbf", "soft"),
+        ("abstain", "linear", "soft"),
     ],
 )
 @pytest.mark.parametrize("method", ["auto", "newton"])
 def test_certified_gap_brackets_the_compiled_optimum(iris, loss, kernel, uncertainty, method):
-    """``auto`` is dual coordinate ascent for the zero-one loss with soft moments."""
+    """``auto`` is dual coordinate ascent for the zero-one and abstain losses with soft
+    moments."""
     X, y = iris
     strength = 0.05 if uncertainty == "l2" else None
     exact, (game, K, y_index, w) = _compiled(
@@ -179,8 +185,8 @@ def test_dual_epoch_steps_are_the_smoothed_game_at_the_shifted_potentials(subset
     order = np.array([2, 0, 1, 4, 3]) if subset else np.array([3, 0, 2, 6, 1])
     FT, Q = np.ascontiguousarray(F0[rows].T), Q0.copy()
     still = np.full(n, 5)
-    moved = zero_one_dual_epoch(
-        FT, K[np.ix_(rows, rows)], Q, order, rows, coef, curvature, weight, still
+    moved = kernel_dual_epoch(
+        FT, K[np.ix_(rows, rows)], Q, order, rows, coef, curvature, weight, 0.0, still
     )
     F, expected_Q = F0.copy(), Q0.copy()
     for i in rows[order]:
@@ -205,7 +211,7 @@ def _zero_one_gaps(F, Q, weights, weight):
 
 def test_row_gaps_add_up_to_the_duality_gap_and_shrink_the_best_responses():
     """The rows' gaps sum to J(A) - D(Q) (at r = 1) for A = W (E_y - Q) / lam and vanish at
-    best responses; zero_one_dual_shrink keeps the rows that are not at their label, have
+    best responses; dual_shrink keeps the rows that are not at their label, have
     moved within `patience` epochs or have a gap, in order, and adds up the gaps."""
     rng = np.random.default_rng(1)
     n, k, weight, lam = 9, 3, 1.0, 0.2
@@ -220,7 +226,7 @@ def test_row_gaps_add_up_to_the_duality_gap_and_shrink_the_best_responses():
     F[4, y[4]] += 5.0  # a best response: margin above c
     FT = np.ascontiguousarray(F.T)
     rows = np.arange(n)
-    gaps = zero_one_row_gaps(FT, Q, rows, weights, weight)
+    gaps = dual_row_gaps(FT, Q, rows, weights, weight, 0.0)
     np.testing.assert_allclose(gaps, _zero_one_gaps(F, Q, weights, weight), rtol=1e-12, atol=1e-15)
     assert gaps[4] == 0.0 and np.all(np.delete(gaps, 4) > 0)
     game = ag.Game(ag.losses.zero_one(k))
@@ -228,7 +234,7 @@ def test_row_gaps_add_up_to_the_duality_gap_and_shrink_the_best_responses():
     J = np.sum(weights * (closed_forms.zero_one(F, weight)[0] - F[rows, y]))
     J += 0.5 * lam * np.sum(G / lam * F)
     D = np.sum(weights * entropies(game.loss.matrix, Q)) - 0.5 / lam * np.sum(G * (K @ G))
-    gaps = zero_one_row_gaps(np.ascontiguousarray(F.T), Q, rows, weights, weight)
+    gaps = dual_row_gaps(np.ascontiguousarray(F.T), Q, rows, weights, weight, 0.0)
     assert gaps.sum() == pytest.approx(J - D, rel=1e-12)
     assert kernel_dual_bound(game, K, y, weights, SoftMoments(lam), Q) >= D - 1e-12
     # shrinking: rows 1 and 7 are at their label with a gap, row 4 a best response
@@ -236,13 +242,13 @@ def test_row_gaps_add_up_to_the_duality_gap_and_shrink_the_best_responses():
     FT = np.ascontiguousarray(F.T)
     still = np.array([3, 3, 0, 3, 1, 3, 3, 3, 3])
     active = np.array([0, 1, 3, 4, 7, 8])
-    gaps = zero_one_row_gaps(FT, Q, rows, weights, weight)
-    left, total = zero_one_dual_shrink(gaps, Q, y, active, rows, still, 1)
+    gaps = dual_row_gaps(FT, Q, rows, weights, weight, 0.0)
+    left, total = dual_shrink(gaps, Q, y, active, rows, still, 1)
     assert list(active[:left]) == [0, 1, 3, 7, 8]
     assert total == pytest.approx(gaps[[0, 1, 3, 4, 7, 8]].sum(), rel=1e-12)
     still[4] = 0  # moved in the last epoch: kept
     active = np.array([0, 1, 3, 4, 7, 8])
-    assert zero_one_dual_shrink(gaps, Q, y, active, rows, still, 1)[0] == 6
+    assert dual_shrink(gaps, Q, y, active, rows, still, 1)[0] == 6
 
 
 def test_kernel_products_and_gathers_match_numpy():
@@ -289,7 +295,7 @@ def test_shrinking_and_unshrinking_reach_the_compiled_optimum(iris, monkeypatch,
     problem = (exact.game_.game(), exact.feature_map_.gram(X), np.searchsorted(exact.classes_, y))
     w = weights / weights.sum()
     gathers, reopened = [], []
-    gather, row_gaps = solvers._kernels.submatrix, solvers._kernels.zero_one_row_gaps
+    gather, row_gaps = solvers._kernels.submatrix, solvers._kernels.dual_row_gaps
 
     def recorded_gather(K, rows, KC, position):
         gathers.append(int(np.sum(position < 0)))
@@ -301,7 +307,7 @@ def test_shrinking_and_unshrinking_reach_the_compiled_optimum(iris, monkeypatch,
         return gaps
 
     monkeypatch.setattr(solvers._kernels, "submatrix", recorded_gather)
-    monkeypatch.setattr(solvers._kernels, "zero_one_row_gaps", recorded_gaps)
+    monkeypatch.setattr(solvers._kernels, "dual_row_gaps", recorded_gaps)
     monkeypatch.setattr(solvers, "SHRINK_EPOCHS", settings[0])
     monkeypatch.setattr(solvers, "SHRINK_KEPT", settings[1])
     result = fit_kernel_dual(*problem, w, exact.uncertainty_, tol=TOL)
@@ -374,10 +380,15 @@ def test_kernel_penalties_use_the_gram_matrix_not_its_factor(iris):
             assert model.feature_map_._factor is None
 
 
+@pytest.mark.parametrize(
+    "loss",
+    [{"loss": "zero_one"}, {"loss": "abstain", "alpha": 0.5}, {"loss": "abstain", "alpha": 0.2}],
+)
 @pytest.mark.parametrize("seed", range(4))
-def test_dual_ascent_on_random_small_problems(seed):
-    """k = 2-4, duplicated rows (ties between their adversaries), a linear or Gaussian kernel
-    and lam from 1e-3 to 1: the certificate brackets the compiled optimum every time."""
+def test_dual_ascent_on_random_small_problems(seed, loss):
+    """k = 2-4, duplicated rows (ties between their adversaries), a linear or Gaussian kernel,
+    lam from 1e-3 to 1, the zero-one and abstain games: the certificate brackets the
+    compiled optimum every time."""
     rng = np.random.default_rng(seed)
     n, k = int(rng.integers(12, 30)), int(rng.integers(2, 5))
     X = rng.normal(size=(n, 3))
@@ -386,7 +397,7 @@ def test_dual_ascent_on_random_small_problems(seed):
     y[:k] = np.arange(k)
     strength = float(10 ** rng.uniform(-3, 0))
     kernel = ("linear", "rbf")[seed % 2]
-    params = {"kernel": kernel, "strength": strength, "solver": "compile"}
+    params = {"kernel": kernel, "strength": strength, "solver": "compile", **loss}
     exact = ag.AdversarialClassifier(**params).fit(X, y)
     K = exact.feature_map_.gram(X)
     y_index = np.searchsorted(exact.classes_, y)
@@ -453,3 +464,63 @@ def test_gaussian_gram_matches_scikit_learn():
     bad[3, 1] = np.inf
     with pytest.raises(ValueError, match="infinity"):
         fmap.gram(bad)
+
+
+def _abstain_step_reference(f, q0, mu, weight, alpha):
+    """cvxpy: argmax over the simplex of min(c (1 - max q), c alpha) + q.f - mu/2 ||q - q0||^2."""
+    import cvxpy as cp
+
+    q = cp.Variable(f.size)
+    H = cp.minimum(weight * (1 - cp.max(q)), weight * alpha)
+    objective = H + f @ q - 0.5 * mu * cp.sum_squares(q - q0)
+    problem = cp.Problem(cp.Maximize(objective), [q >= 0, cp.sum(q) == 1])
+    problem.solve(solver=cp.CLARABEL)
+    return problem.value
+
+
+def _step_objective(q, f, q0, mu, weight, alpha):
+    return min(weight * (1 - q.max()), weight * alpha) + q @ f - 0.5 * mu * np.sum((q - q0) ** 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    k=st.integers(2, 5),
+    alpha=st.sampled_from([0.0, 0.1, 0.3, 0.5]),
+    mu=st.sampled_from([1e-3, 0.1, 1.0, 30.0]),
+    scale=st.sampled_from([1e-3, 1.0, 1e2]),
+    ties=st.booleans(),
+)
+def test_abstain_ascent_step_is_the_exact_block_maximiser(seed, k, alpha, mu, scale, ties):
+    """The per-row step with ``floor = 1 - alpha`` maximises the abstain game's block
+    objective (against cvxpy), and the row gap is V(f) - q.f - H(q) with the closed form's V
+    and the entropy of the (k + 1) x k loss matrix (numpy)."""
+    rng = np.random.default_rng(seed)
+    weight = float(rng.uniform(0.5, 2.0))
+    f = scale * rng.normal(size=k)
+    if ties:
+        f[: max(2, k - 1)] = f[0]
+    q0 = rng.dirichlet(np.ones(k)) if seed % 3 else np.eye(k)[seed % k]
+    Q = q0[None].copy()
+    gaps, step, labels = np.empty(k), np.empty(k), np.empty(k, dtype=np.int64)
+    m = _ascent_step(f, Q, 0, mu, 2.0, weight, 1.0 - alpha, gaps, step, labels)
+    q = Q[0]
+    assert np.all(q >= 0) and q.sum() == pytest.approx(1.0, abs=1e-12)
+    reference = _abstain_step_reference(f, q0, mu, weight, alpha)
+    tolerance = 1e-6 * max(1.0, abs(reference))
+    assert _step_objective(q, f, q0, mu, weight, alpha) >= reference - tolerance
+    moved = labels[:m]
+    np.testing.assert_allclose(step[moved], 2.0 * (q0[moved] - q[moved]), atol=1e-12)
+    assert np.all(q[np.setdiff1d(np.arange(k), moved)] == q0[np.setdiff1d(np.arange(k), moved)])
+    L = ag.losses.abstain(k, alpha, weight).matrix
+    value = closed_forms.abstain(f[None], alpha, weight)[0][0]
+    expected = value - q0 @ f - entropies(L, q0[None])[0]
+    got = dual_row_gaps(
+        np.ascontiguousarray(f[:, None]),
+        q0[None].copy(),
+        np.array([0]),
+        np.ones(1),
+        weight,
+        1.0 - alpha,
+    )
+    assert got[0] == pytest.approx(expected, rel=1e-9, abs=1e-9 * scale)

@@ -13,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 
 import advgame as ag
 from advgame import closed_forms, solvers
-from advgame._kernels import zero_one_dual_epoch, zero_one_linear_epoch, zero_one_row_gaps
+from advgame._kernels import dual_row_gaps, kernel_dual_epoch, linear_dual_epoch
 from advgame.exceptions import NotApplicableError
 from advgame.solvers import (
     SurrogateObjective,
@@ -85,6 +85,19 @@ def test_certified_gap_brackets_the_compiled_optimum(iris, fit_intercept, weight
     assert objective(result.theta)[0] == pytest.approx(result.objective, rel=1e-10, abs=1e-12)
 
 
+@pytest.mark.parametrize("alpha", [0.5, 0.25])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_abstain_game_brackets_the_compiled_optimum(iris, alpha, weighted):
+    """The abstain game (the step with ``floor = 1 - alpha``): the certified gap brackets the
+    compiled QP's optimum, with uniform and integer weights (some zero)."""
+    X, y = iris
+    weights = np.random.default_rng(5).integers(0, 4, size=len(y)) if weighted else None
+    params = {"loss": "abstain", "alpha": alpha, "strength": 0.02}
+    exact, (game, design, y_index, w) = _compiled(X, y, weights, **params)
+    result = fit_linear_dual(game, design, y_index, w, exact.uncertainty_, tol=TOL)
+    _brackets(result, exact.objective_)
+
+
 def test_tight_tolerance_reaches_the_compiled_coefficients(iris):
     """The regulariser is strongly convex, so Theta* is unique: at tol = 1e-10 the ascent's
     Theta is the compiled program's."""
@@ -109,7 +122,7 @@ def test_linear_and_kernel_ascent_solve_the_same_problem(iris):
 def test_linear_epoch_is_the_kernel_epoch_on_the_linear_gram_matrix():
     """One epoch keeps W = Theta^T where the kernel epoch keeps F = X Theta: the same steps
     (Q), W x_i equal to the kernel's potentials, and each row's weighted gap before its step
-    is that of zero_one_row_gaps at the potentials it met (a numpy reference, row by row)."""
+    is that of dual_row_gaps at the potentials it met (a numpy reference, row by row)."""
     rng = np.random.default_rng(0)
     n, k, p, weight, lam = 9, 4, 3, 1.5, 0.3
     X = rng.normal(size=(n, p))
@@ -122,11 +135,11 @@ def test_linear_epoch_is_the_kernel_epoch_on_the_linear_gram_matrix():
     curvature = coef * np.einsum("ij,ij->i", X, X)
     order = np.array([4, 0, 8, 2, 7, 1])
     WT, Q, still, gaps = WT0.copy(), Q0.copy(), np.full(n, 2), np.full(n, -1.0)
-    moved = zero_one_linear_epoch(WT, X, Q, order, weights, coef, curvature, weight, still, gaps)
+    moved = linear_dual_epoch(WT, X, Q, order, weights, coef, curvature, weight, 0.0, still, gaps)
     FT = np.ascontiguousarray((X @ WT0.T).T)
     kernel_Q, kernel_still, every = Q0.copy(), np.full(n, 2), np.arange(n)
-    kernel_moved = zero_one_dual_epoch(
-        FT, X @ X.T, kernel_Q, order, every, coef, curvature, weight, kernel_still
+    kernel_moved = kernel_dual_epoch(
+        FT, X @ X.T, kernel_Q, order, every, coef, curvature, weight, 0.0, kernel_still
     )
     assert moved == kernel_moved
     np.testing.assert_allclose(Q, kernel_Q, rtol=0, atol=1e-12)
@@ -136,8 +149,8 @@ def test_linear_epoch_is_the_kernel_epoch_on_the_linear_gram_matrix():
     W, replay = WT0.copy(), Q0.copy()
     for i in order:
         f = W @ X[i]
-        before = zero_one_row_gaps(
-            np.ascontiguousarray(f[:, None]), replay, np.array([i]), weights, weight
+        before = dual_row_gaps(
+            np.ascontiguousarray(f[:, None]), replay, np.array([i]), weights, weight, 0.0
         )
         assert gaps[i] == pytest.approx(before[0], rel=1e-10, abs=1e-14)
         shifted = f + curvature[i] * replay[i]
@@ -181,14 +194,14 @@ def test_shrinking_and_unshrinking_reach_the_compiled_optimum(iris, monkeypatch)
     the same optimum."""
     X, y = iris
     exact, (game, design, y_index, w) = _compiled(X, y)
-    reopened, row_gaps = [], solvers._kernels.zero_one_row_gaps
+    reopened, row_gaps = [], solvers._kernels.dual_row_gaps
 
     def recorded(*args):
         gaps = row_gaps(*args)
         reopened.append(int(np.sum(gaps > 0)))
         return gaps
 
-    monkeypatch.setattr(solvers._kernels, "zero_one_row_gaps", recorded)
+    monkeypatch.setattr(solvers._kernels, "dual_row_gaps", recorded)
     monkeypatch.setattr(solvers, "SHRINK_EPOCHS", 1)
     result = fit_linear_dual(game, design, y_index, w, exact.uncertainty_, tol=TOL)
     _brackets(result, exact.objective_)

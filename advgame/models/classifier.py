@@ -109,13 +109,13 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         adversaries certifies a relative gap of ``tol``, finished by cutting planes when that
         stalls and ``n_samples * n_params <= 200,000`` (:func:`advgame.solvers.fit_smoothed`; explicit features, any
         uncertainty set but ``exact``, zero-one or a loss whose vertex table is small).  For
-        the zero-one loss with soft moments and multiclass features it starts with dual
+        the zero-one and abstain losses with soft moments and multiclass features it starts with dual
         coordinate ascent (:func:`advgame.solvers.fit_linear_dual`, certified the same way),
         which hands over to the smoothing steps from its point where many rows keep a loss
         (then ``n_iter_`` counts its epochs and the steps).  For
         ``kernel=...`` it is :func:`advgame.solvers.fit_kernel` on the exact Gram matrix (no
-        low-rank approximation): dual coordinate ascent for the zero-one loss with soft
-        moments, Newton steps otherwise, certified by the RKHS dual bound, for ``'soft'``
+        low-rank approximation): dual coordinate ascent for the zero-one and abstain losses
+        with soft moments, Newton steps otherwise, certified by the RKHS dual bound, for ``'soft'``
         and ``'l2'`` (the RKHS norm; the other balls have no RKHS meaning and raise
         ``ValueError``).
         ``lbfgs``: L-BFGS on the non-smooth surrogate with the fast path for ``q*``;
