@@ -128,28 +128,47 @@ def _block_change(f, kii, alpha_i, b_i, yi, c, kind, scratch, order_k, change):
 
 
 @njit(cache=True)
-def kernel_epoch(FT, K, alpha, B, y, cost, order, kind):
+def kernel_epoch(FT, shift, K, alpha, B, y, cost, order, kind):
     """One epoch over the samples in ``order`` on the Gram matrix ``K``: updates ``alpha``,
-    ``B`` (``(n, k)``) and the scores ``FT = (K B)^T`` (``(k, n)``) in place, a moved sample's
-    row of ``K`` into every score."""
+    ``B`` (``(n, k)``) and the scores in place, a moved sample's row of ``K`` into every
+    score that moved.  The scores are ``FT = (K B)^T`` (``(k, n)``) for WW and CS; for LLW,
+    whose ``B_i = -(alpha_i - mean(alpha_i))`` moves in all ``k`` labels whenever one
+    ``alpha_ij`` does, they are ``FT + shift`` with ``FT = -(K alpha)^T`` and ``shift = K
+    mean(alpha)`` (``(n,)``), so a move costs one pass over the row of ``K`` per moved
+    ``alpha_ij`` plus one, not ``k``."""
     k, n = FT.shape
     scratch = np.zeros((5, k))
     f, change = np.zeros(k), np.zeros(k)
     order_k = np.zeros(k, dtype=np.int64)
+    delta = scratch[0]  # the block's change of alpha_i (WW, LLW)
     for i in order:
         for j in range(k):
-            f[j] = FT[j, i]
+            f[j] = FT[j, i] + (shift[i] if kind == 2 else 0.0)
         if not _block_change(
             f, K[i, i], alpha[i], B[i], y[i], cost[i], kind, scratch, order_k, change
         ):
             continue
         row = K[i]
+        if kind == 2:
+            total = 0.0
+            for j in range(k):
+                total += delta[j]
+            for j in range(k):
+                if delta[j] != 0.0:
+                    _axpy(FT[j], row, -delta[j])
+            if total != 0.0:
+                _axpy(shift, row, total / k)
+            continue
         for j in range(k):
-            step = change[j]
-            if step != 0.0:
-                scores = FT[j]
-                for t in range(n):
-                    scores[t] += row[t] * step
+            if change[j] != 0.0:
+                _axpy(FT[j], row, change[j])
+
+
+@njit(cache=True)
+def _axpy(target, row, step):
+    """``target += step row``."""
+    for t in range(target.size):
+        target[t] += row[t] * step
 
 
 @njit(cache=True)
@@ -233,19 +252,22 @@ def fit_hinge_dual(M, y, cost, kind, linear=False, tol=1e-4, max_epochs=50_000):
     cost = np.ascontiguousarray(cost, dtype=np.float64)
     n, k = M.shape[0], max(int(y.max()) + 1 if y.size else 0, 2)
     alpha, B = np.zeros((n, k)), np.zeros((n, k))
-    state = np.zeros((k, M.shape[1]))  # the scores (K B)^T, or the weights B^T M
+    # the scores (K B)^T (LLW: minus shift, see kernel_epoch), or the weights B^T M
+    state, shift = np.zeros((k, M.shape[1])), np.zeros(n)
     squares = np.einsum("ij,ij->i", M, M) if linear else None
     rows = np.flatnonzero(cost > 0)
     rng = np.random.default_rng(SEED)
 
     def exact_state():
-        return np.ascontiguousarray((M.T @ B).T if linear else (M @ B).T)
+        if linear:
+            return np.ascontiguousarray((M.T @ B).T), shift
+        if code == 2:
+            return np.ascontiguousarray(-(M @ alpha).T), M @ alpha.mean(axis=1)
+        return np.ascontiguousarray((M @ B).T), shift
 
-    def gap_at(state):
-        F = M @ state.T if linear else state.T
-        norm2 = float(
-            np.einsum("ij,ij->", state, state) if linear else np.einsum("ij,ji->", B, state)
-        )
+    def gap_at(state, shift):
+        F = M @ state.T if linear else state.T + shift[:, None]
+        norm2 = float(np.einsum("ij,ij->", state, state) if linear else np.einsum("ij,ij->", B, F))
         primal = 0.5 * norm2 + float(cost @ hinge_losses(F, y, kind))
         dual = float(alpha.sum() if code != 1 else B[np.arange(n), y].sum()) - 0.5 * norm2
         return primal, max(primal - dual, 0.0)  # weak duality: a negative gap is rounding
@@ -257,12 +279,12 @@ def fit_hinge_dual(M, y, cost, kind, linear=False, tol=1e-4, max_epochs=50_000):
         if linear:
             linear_epoch(state, M, squares, alpha, B, y, cost, order, code)
         else:
-            kernel_epoch(state, M, alpha, B, y, cost, order, code)
-        primal, gap = gap_at(state)
+            kernel_epoch(state, shift, M, alpha, B, y, cost, order, code)
+        primal, gap = gap_at(state, shift)
         if gap > tol * max(1.0, abs(primal)) and epoch < max_epochs:
             continue
-        state = exact_state()  # the running state drifts: recompute, check
-        primal, gap = gap_at(state)
+        state, shift = exact_state()  # the running state drifts: recompute, check
+        primal, gap = gap_at(state, shift)
         if gap <= tol * max(1.0, abs(primal)):
             break
     return B, primal, gap, epoch
