@@ -1,5 +1,9 @@
 """Seed 000's baselines: each QP against the same problem written directly in cvxpy, sanity
-checks of the formulations, the abstain rules, scikit-learn conventions and bad input."""
+checks of the formulations, the abstain rules, scikit-learn conventions and bad input, and the
+certificates of ``backend='dual'`` (dual coordinate ascent; the linear LLW's interior-point
+method)."""
+
+import functools
 
 import cvxpy as cp
 import numpy as np
@@ -18,6 +22,7 @@ from sklearn.svm import SVC
 from advgame.benchmarks import baselines as bl
 from advgame.benchmarks._hinge_dual import _project_capped
 from advgame.compile.cvx import CLARABEL_OPTIONS
+from advgame.datasets import load
 
 #: Relative agreement of the optimal objective with the cvxpy reference.
 OBJECTIVE_RTOL = 1e-6
@@ -516,3 +521,202 @@ def test_capped_projection_is_the_euclidean_projection(v, cap, label, ties):
     tau = residual[free].mean() if free.any() else residual.min()
     np.testing.assert_allclose(residual[free], tau, atol=1e-9 * scale)
     assert np.all(residual[~free] >= tau - 1e-9 * scale)
+
+
+# ------------------------------------------------------- linear LLW: the interior-point method
+#: Relative accuracy allowed to the cvxpy (Clarabel) reference optimum of the LLW tests.
+REFERENCE_RTOL = 1e-7
+
+
+def _llw_hinged(y, k):
+    """``1`` where ``j != y_i`` (the hinge arguments of LLW), ``0`` at the labels."""
+    hinged = np.ones((y.size, k))
+    hinged[np.arange(y.size), y] = 0.0
+    return hinged
+
+
+def _llw_primal(M, y, cost, W):
+    """``P(W) = ½||W||² + Σ_i c_i Σ_{j≠y_i} [1 + (M W)_ij]_+``, computed independently."""
+    hinged = _llw_hinged(y, W.shape[1])
+    return 0.5 * np.sum(W**2) + np.sum(cost[:, None] * hinged * np.maximum(0.0, 1.0 + M @ W))
+
+
+def _llw_reference(M, y, cost, k):
+    """The regularised-offsets LLW primal written directly in cvxpy: ``W`` (p, k) with rows
+    summing to zero (the offsets are the constant column's row); returns ``(P*, W*)``."""
+    W = cp.Variable((M.shape[1], k))
+    weights = cost[:, None] * _llw_hinged(y, k)
+    objective = 0.5 * cp.sum_squares(W) + cp.sum(cp.multiply(weights, cp.pos(1 + M @ W)))
+    problem = cp.Problem(cp.Minimize(objective), [cp.sum(W, axis=1) == 0])
+    problem.solve(solver=cp.CLARABEL, canon_backend=cp.SCIPY_CANON_BACKEND, **CLARABEL_OPTIONS)
+    return problem.value, W.value
+
+
+def _with_constant(X):
+    return np.hstack([X, np.ones((X.shape[0], 1))])
+
+
+def _iris_features():
+    X, y = load_iris(return_X_y=True)
+    return _with_constant(StandardScaler().fit_transform(X)), y
+
+
+@functools.cache
+def _optdigits_features(rows=40):
+    data = load("multiclass/optdigits")
+    y = np.unique(data.y, return_inverse=True)[1][:rows]
+    return _with_constant(StandardScaler().fit_transform(data.X[:rows])), y
+
+
+@pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
+@pytest.mark.parametrize("data", [_iris_features, _optdigits_features], ids=["iris", "optdigits"])
+def test_llw_interior_point_brackets_the_cvxpy_optimum(data, C):
+    """``fit_llw_linear`` on real data (iris, 3 classes; 40 optdigits rows, all 10 classes): the
+    objective is ``P`` at the returned weights (rows summing to zero), the gap is within the
+    tolerance, and the certificate brackets the optimum of the same primal written in cvxpy,
+    ``D = P - gap <= P* <= P``, with the weights within ``sqrt(2 gap)`` of the reference's
+    (strong convexity)."""
+    M, y = data()
+    k = int(y.max()) + 1
+    cost = np.full(y.size, C)
+    W, objective, gap, steps = bl.fit_llw_linear(M, y, cost)
+    value, W_ref = _llw_reference(M, y, cost, k)
+    slack = REFERENCE_RTOL * max(1.0, abs(value))
+    assert W.shape == (M.shape[1], k) and steps > 0
+    np.testing.assert_allclose(W.sum(axis=1), 0.0, atol=1e-10 * max(1.0, np.abs(W).max()))
+    np.testing.assert_allclose(objective, _llw_primal(M, y, cost, W), rtol=1e-12)
+    assert 0.0 <= gap <= 1e-4 * max(1.0, objective)
+    assert objective - gap - slack <= value <= objective + slack
+    bound = np.sqrt(2.0 * (gap + slack)) + np.sqrt(2.0 * slack)  # ours, and the reference's
+    assert np.linalg.norm(W - W_ref) <= bound
+
+
+@pytest.mark.parametrize(
+    "data, C",
+    [(lambda: _small(0, 3, 2), 1.5), (lambda: _small(1, 4, 3), 20.0), ("iris", 3.0)],
+    ids=["small-3", "small-4", "iris"],
+)
+def test_llw_interior_point_agrees_with_the_dual_ascent(data, C):
+    """At a tight tolerance the interior-point method and the dual coordinate ascent
+    (``fit_hinge_dual(..., 'llw', linear=True)``, on problems where it converges) certify the
+    same optimum of the same program: objectives and weights agree."""
+    if data == "iris":
+        M, y = _iris_features()
+        M, y = M[::3], y[::3]
+        cost = np.full(y.size, C)
+    else:
+        X, y, weights, _ = data()
+        M, cost = _with_constant(X), C * weights
+    W, objective, gap, _ = bl.fit_llw_linear(M, y, cost, tol=1e-10)
+    B, ascent_objective, ascent_gap, _ = bl.fit_hinge_dual(
+        M, y, cost, "llw", linear=True, tol=1e-10
+    )
+    assert gap <= 1e-10 * max(1.0, objective) and ascent_gap <= 1e-10 * max(1.0, objective)
+    np.testing.assert_allclose(objective, ascent_objective, rtol=1e-9)
+    np.testing.assert_allclose(W, M.T @ B, atol=1e-4)
+
+
+def test_llw_interior_point_sample_weights():
+    """Rows of weight 0 are left out, and an integer weight is that many copies of the row:
+    the same optimum (tight tolerance), through the function and through the estimator."""
+    M, y = _iris_features()
+    rng = np.random.default_rng(0)
+    counts = rng.integers(0, 4, size=y.size)  # 0: dropped
+    fit = lambda M, y, cost: bl.fit_llw_linear(M, y, cost, tol=1e-10, n_classes=3)  # noqa: E731
+    W, objective, _, _ = fit(M, y, 2.0 * counts)
+    repeated = np.repeat(np.arange(y.size), counts)
+    W_copies, objective_copies, _, _ = fit(M[repeated], y[repeated], np.full(repeated.size, 2.0))
+    np.testing.assert_allclose(objective, objective_copies, rtol=1e-9)
+    np.testing.assert_allclose(W, W_copies, atol=1e-5)
+    kept = counts > 0
+    W_kept, objective_kept, _, _ = fit(M[kept], y[kept], 2.0 * counts[kept])
+    np.testing.assert_allclose(objective, objective_kept, rtol=1e-9)
+    np.testing.assert_allclose(W, W_kept, atol=1e-5)
+    X = M[:, :-1]
+    weighted = bl.LeeLinWahbaSVC(C=2.0, backend="dual").fit(X, y, sample_weight=counts)
+    copies = bl.LeeLinWahbaSVC(C=2.0, backend="dual").fit(X[repeated], y[repeated])
+    for model in (weighted, copies):  # both within DUAL_TOL of the same optimum
+        assert objective <= model.objective_ <= objective + model.gap_ + 1e-9 * objective
+    # strong convexity: each is within sqrt(2 gap_) of the optimal weights
+    bound = (np.sqrt(2.0 * weighted.gap_) + np.sqrt(2.0 * copies.gap_)) * np.abs(M).sum(1).max()
+    np.testing.assert_allclose(
+        weighted.decision_function(X), copies.decision_function(X), atol=bound, rtol=0
+    )
+
+
+@given(
+    k=st.integers(2, 4),
+    rows=st.integers(2, 10),
+    p=st.integers(1, 3),
+    copies=st.integers(0, 6),
+    scale=st.floats(-3.0, 3.0),
+    log_C=st.floats(-3.0, 3.0),
+    seed=st.integers(0, 2**32 - 1),
+)
+@settings(deadline=None)
+def test_llw_interior_point_gap_is_an_honest_certificate(k, rows, p, copies, scale, log_C, seed):
+    """For any data (duplicated rows, inputs scaled by 1e-3..1e3, C in 1e-3..1e3) the returned
+    gap bounds the true suboptimality, ``P(W) - P* <= gap``, with ``P*`` from cvxpy, and the run
+    certifies the default tolerance."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(rows, p)) * 10.0**scale
+    y = rng.integers(0, k, size=rows)
+    X, y = np.vstack([X, X[:copies]]), np.concatenate([y, y[:copies]])  # duplicated rows
+    M, cost = _with_constant(X), np.full(y.size, 10.0**log_C)
+    W, objective, gap, _ = bl.fit_llw_linear(M, y, cost, n_classes=k)
+    value, _ = _llw_reference(M, y, cost, k)
+    slack = REFERENCE_RTOL * max(1.0, abs(value))
+    suboptimality = _llw_primal(M, y, cost, W) - value
+    assert suboptimality >= -slack
+    assert gap >= suboptimality - slack
+    assert gap <= 1e-4 * max(1.0, objective)
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_llw_dual_backend_linear_fits_and_predicts(intercept):
+    """``LeeLinWahbaSVC(backend='dual')`` with the linear kernel: the interior-point weights as
+    ``coef_`` and ``intercept_`` (each summing to zero over the classes), certified, and
+    ``predict`` the argmax of ``decision_function``."""
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    model = bl.LeeLinWahbaSVC(C=1.0, fit_intercept=intercept, backend="dual").fit(X, names)
+    assert model.coef_.shape == (3, 4) and model.intercept_.shape == (3,)
+    assert model.dual_coef_ is None and model.program_ is None and model.n_iter_ > 0
+    np.testing.assert_allclose(model.coef_.sum(axis=0), 0.0, atol=1e-10)
+    np.testing.assert_allclose(model.intercept_.sum(), 0.0, atol=1e-10)
+    if not intercept:
+        assert np.all(model.intercept_ == 0.0)
+    assert 0.0 <= model.gap_ <= bl.DUAL_TOL * max(1.0, model.objective_)
+    M = _with_constant(X) if intercept else X
+    W = np.vstack([model.coef_.T, model.intercept_]) if intercept else model.coef_.T
+    np.testing.assert_allclose(model.objective_, _llw_primal(M, y, np.ones(y.size), W), rtol=1e-12)
+    F = model.decision_function(X)
+    np.testing.assert_allclose(F, X @ model.coef_.T + model.intercept_)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[np.argmax(F, axis=1)])
+    assert np.mean(model.predict(X) == names) > 0.8
+
+
+def test_llw_dual_backend_reports_an_uncertified_stop(monkeypatch):
+    """A step budget too small for the tolerance is an error, never a silent answer."""
+    X, y = load_iris(return_X_y=True)
+    original = bl.fit_llw_linear
+    monkeypatch.setattr(bl, "fit_llw_linear", lambda *a, **kw: original(*a, **kw, max_steps=1))
+    with pytest.raises(bl.SolverError, match="interior-point method stopped at the relative gap"):
+        bl.LeeLinWahbaSVC(C=100.0, backend="dual").fit(X, y)
+
+
+DUAL_WEIGHT_REASON = (
+    "backend='dual' stops at the certified relative gap DUAL_TOL = 1e-4: the weighted and the "
+    "repeated fit are two points within it of the same optimum, not equal to the check's 1e-7 "
+    "(with DUAL_TOL = 1e-11 the check passes)."
+)
+
+
+def test_llw_dual_backend_linear_check_estimator(conforms):
+    """The linear ``backend='dual'`` path (the interior-point method) follows scikit-learn's
+    conventions, but for the exact sample-weight equivalence its tolerance does not give."""
+    conforms(
+        bl.LeeLinWahbaSVC(backend="dual"),
+        {"check_sample_weight_equivalence_on_dense_data": DUAL_WEIGHT_REASON},
+    )
