@@ -872,7 +872,7 @@ def _seed000_options(command):
         "--full",
         action="store_true",
         help="every row of every data set and exact Gaussian kernels (the paper's protocol; "
-        "about two hours on 2 cores); by default the larger data sets are subsampled "
+        "57 minutes as one run on 2 cores); by default the larger data sets are subsampled "
         "(52 minutes)",
     )
     command.add_argument(

@@ -303,7 +303,7 @@ def test_the_default_run_is_the_affordable_one_and_full_asks_for_every_row(
     monkeypatch, flags, expected
 ):
     """``reproduce seed000`` runs :data:`SUBSAMPLED` unless ``--full`` asks for every row and
-    exact kernels (about two hours)."""
+    exact kernels (57 minutes as one run)."""
     seen = {}
     monkeypatch.setattr(seed000, "run", lambda **options: seen.update(options))
     assert main(["reproduce", "seed000", *flags]) == 0

@@ -68,10 +68,8 @@ Protocol (Fathony et al. 2018a, §7) and its deviations
       ``loss='abstain'`` on vehicle it stops at ``theta = 0`` after 0 iterations (line search
       ABNORMAL at the non-smooth start), i.e. always abstains.
     * Settings: ``advgame reproduce seed000`` runs :data:`SUBSAMPLED` (52 minutes on 2 cores);
-      ``--full`` runs :data:`FULL` (every row, exact Gaussian kernels; its parts took 47 minutes
-      for the linear tables, 15 for the adversarial Gaussian columns and OVA, and 59, on a
-      loaded machine, for the Gaussian WW, CS, LLW, SVORIM and SVOREX, at 2 jobs: about two
-      hours in all, not measured as one run); ``--gaussian`` switches either between exact
+      ``--full`` runs :data:`FULL` (every row, exact Gaussian kernels: 57 minutes as one run
+      at 2 jobs on an idle 2-core machine); ``--gaussian`` switches either between exact
       kernels and kernel principal components.
     * Data: the data sets of the tables available offline -- iris (scikit-learn), vehicle,
       redwine, segment, satimage (the paper's "sat") and optdigits for Tables 2 and 6;
@@ -1075,8 +1073,8 @@ def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None):
         backend, so ``joblib.parallel_config(backend=...)`` runs them on loky (the default),
         threads, or a Dask or Ray cluster.  The records do not depend on it.
     settings : Settings or None
-        Overrides ``quick``: e.g. :data:`FULL`, every row and exact Gaussian kernels (about two
-        hours at ``n_jobs=2``, measured by parts; see the module's notes).
+        Overrides ``quick``: e.g. :data:`FULL`, every row and exact Gaussian kernels (57
+        minutes as one run at ``n_jobs=2``; see the module's notes).
 
     Returns
     -------
