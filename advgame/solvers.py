@@ -1733,7 +1733,7 @@ def fit_kernel_dual(
                \qquad G = W (E_y - Q), \quad A = G / \lambda, \quad F = K A,
 
     with ``H(q) = c (1 - max_j q_j)`` for zero-one and ``H(q) = min(c (1 - max_j q_j), c
-    alpha)`` for abstain (``alpha <= 1/2``).  With the other rows fixed, row ``i``'s best
+    alpha)`` for abstain (``alpha <= 1/2``; Fathony et al. 2018a, Theorem 12).  With the other rows fixed, row ``i``'s best
     ``q`` maximises ``H(q) + q^T f_i - (s_i/2) ||q - q_i||^2``, ``s_i = w_i K_ii / lam``: the
     quadratically smoothed zero-one game (:func:`advgame.closed_forms.zero_one_quadratic_smoothing`)
     with ``mu = s_i`` at ``f_i + s_i q_i``, for abstain followed by a projection onto the

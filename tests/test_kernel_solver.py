@@ -329,6 +329,9 @@ def test_dual_method_errors_and_warm_starts(iris):
     ordinal = ag.Game(ag.losses.ordinal(3))
     with pytest.raises(NotApplicableError, match="zero-one"):
         fit_kernel(ordinal, K, y_index, w, SoftMoments(0.1), method="dual")
+    wide_abstain = ag.Game(ag.losses.abstain(3, alpha=0.7))  # no closed form above 1/2
+    with pytest.raises(NotApplicableError, match=r"abstain with alpha <= 1/2"):
+        fit_kernel(wide_abstain, K, y_index, w, SoftMoments(0.1), method="dual")
     with pytest.raises(NotApplicableError, match="soft moments"):
         fit_kernel(game, K, y_index, w, NormBall(0.1, 2), method="dual")
     with pytest.raises(ValueError, match="method"):

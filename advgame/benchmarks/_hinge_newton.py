@@ -19,8 +19,8 @@ mean(alpha_i))`` (the mean over all ``k`` labels) and ``W(alpha) = M^T B`` (Lee,
 The dual's Hessian has rank at most ``p (k - 1)``, so each Newton step of a primal-dual
 interior-point method reduces, through the Sherman-Morrison-Woodbury identity (as for the linear
 SVMs of Ferris & Munson, 2002), to one positive definite system of size ``p (k - 1)`` in the
-weights: :func:`fit_llw_linear`.  Measured on an optdigits tuning fold of the seed-000
-benchmark (3,147 rows, ``p = 65``, ``k = 10``, one core): 10-19 steps and 0.3-0.6 s per fit to
+weights: :func:`fit_llw_linear`.  Measured on an optdigits tuning fold of the Table 2
+reproduction (:mod:`advgame.benchmarks.seed000`; 3,147 rows, ``p = 65``, ``k = 10``, one core): 10-19 steps and 0.3-0.6 s per fit to
 the relative gap ``1e-4`` for ``lambda = 1 / (n C)`` from ``1e-1`` down to ``1e-5`` (0.15 s on
 satimage's 3,603 rows, 0.07 s on segment's 1,293), where the dual coordinate ascent of
 :mod:`advgame.benchmarks._hinge_dual` needs 5,351 epochs (35-45 s) at ``1e-4`` and does not
