@@ -245,6 +245,42 @@ def test_n_jobs_is_validated(capsys):
     assert "--n-jobs: must be a positive integer; got 0" in capsys.readouterr().err
 
 
+def test_parallel_dispatches_longest_first_and_keeps_the_order():
+    """``_parallel`` starts the units in decreasing estimated cost (one job: strictly in that
+    order) and returns results and seconds in the units' order."""
+    started = []
+
+    def work(name):
+        started.append(name)
+        return name.upper()
+
+    units = [(work, (name,)) for name in "abcd"]
+    results, seconds = seed000._parallel(units, 1, costs=[1.0, 5.0, 0.5, 3.0])
+    assert started == ["b", "d", "a", "c"]
+    assert results == ["A", "B", "C", "D"]
+    assert len(seconds) == 4 and all(s >= 0.0 for s in seconds)
+
+
+def test_tuner_cost_estimates_from_measured_times():
+    """A fit's estimated cost is its measured mean time, else that of the same model's nearest
+    measured values (log scale), else a size estimate that grows with the rows."""
+    X, y = seed000._load("iris")
+    plans = seed000._multiclass_plans()[:2]
+    tuning = seed000.QUICK.linear
+    tuner = seed000._Tuner(plans, X, y, np.arange(120), tuning, 3, 0, False, False)
+    small = seed000._Tuner(plans, X, y, np.arange(60), tuning, 3, 0, False, False)
+    assert tuner.cost("AL01", (1e-3, None)) > small.cost("AL01", (1e-3, None)) > 0
+    assert tuner.cost("AL01", (1e-3, 1.0)) > tuner.cost("AL01", (1e-3, None))  # Gaussian
+    tuner.seconds[("AL01", (1e-3, None))] = 2.0
+    tuner.seconds[("AL01", (1e-1, None))] = 7.0
+    assert tuner.cost("AL01", (1e-3, None)) == 2.0
+    assert tuner.cost("AL01", (3e-4, None)) == 2.0  # nearest on the log scale
+    assert tuner.cost("AL01", (3e-2, None)) == 7.0
+    # twice the rows: twice the linear estimate (rows x features), four times the Gaussian
+    assert tuner.cost("WW", (1e-3, None)) == pytest.approx(2 * small.cost("WW", (1e-3, None)))
+    assert tuner.cost("WW", (1e-3, 1.0)) == pytest.approx(4 * small.cost("WW", (1e-3, 1.0)))
+
+
 def test_n_jobs_reaches_every_parallel_batch(monkeypatch, tmp_path, capsys):
     """``--n-jobs`` goes to every joblib batch (each tuning stage, then the splits) and into the
     recorded settings; the threading backend keeps the test in one process."""
@@ -255,10 +291,10 @@ def test_n_jobs_reaches_every_parallel_batch(monkeypatch, tmp_path, capsys):
     calls = []
     original = seed000._parallel
 
-    def spy(units, n_jobs):
+    def spy(units, n_jobs, costs):
         units = list(units)
         calls.append((n_jobs, len(units)))
-        return original(units, n_jobs)
+        return original(units, n_jobs, costs)
 
     monkeypatch.setattr(seed000, "_parallel", spy)
     out = tmp_path / "seed000.json"

@@ -35,9 +35,9 @@ fold: 5,351 epochs, 35-45 s, at ``C = 1 / (n 1e-4)``, and no certificate in 50,0
 ``1e-5``).  So the benchmark's linear programs stay with the exact QP, whose first working
 set a few epochs of this ascent name
 (:meth:`advgame.benchmarks.baselines._MulticlassHinge._first_working_set`), and
-``backend='dual'`` sends the linear LLW program (this one, with ``kind='llw'`` and
-``linear=True``) to the interior-point method of :mod:`advgame.benchmarks._hinge_newton`,
-certified by this same gap (0.3-0.6 s per fit on that fold).
+``backend='dual'`` sends the linear LLW to the interior-point method of
+:mod:`advgame.benchmarks._hinge_newton` (the QP's model, free offsets; 0.4-0.7 s per fit on that
+fold).
 """
 
 import numpy as np

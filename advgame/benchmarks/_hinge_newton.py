@@ -1,20 +1,23 @@
-r"""The linear Lee-Lin-Wahba multiclass SVM with regularised offsets by a primal-dual
-interior-point (Newton) method, certified by its duality gap.
+r"""The linear Lee-Lin-Wahba multiclass SVM with free offsets by a primal-dual interior-point
+(Newton) method, certified by its duality gap.
 
-The model is that of :mod:`advgame.benchmarks._hinge_dual` (``kind='llw'``, ``linear=True``):
-features ``M`` (``n x p``, offsets as the weights of a constant column), labels ``y_i`` in
-``0..k-1``, costs ``c_i = C * sample_weight_i >= 0``, weights ``W`` (``p x k``) whose rows sum to
-zero (``sum_j w_j = 0``, offsets included), scores ``F = M W`` and
+The model is that of the exact QP backends of :class:`~advgame.benchmarks.baselines.LeeLinWahbaSVC`
+(Lee, Lin & Wahba, 2004): inputs ``x_i`` (``d`` features), labels ``y_i`` in ``0..k-1``, costs
+``c_i = C * sample_weight_i >= 0``, weights ``W`` (``d x k``) and offsets ``b`` whose rows sum to
+zero (``sum_j w_j = 0``, ``sum_j b_j = 0``), scores ``F = X W + 1 b^T`` and
 
 .. math::
 
-    P(W) = \tfrac12 \|W\|_F^2 + \sum_i c_i \sum_{j \ne y_i} [1 + F_{ij}]_+ ,
+    P(W, b) = \tfrac12 \|W\|_F^2 + \sum_i c_i \sum_{j \ne y_i} [1 + F_{ij}]_+ ,
     \qquad
-    D(\alpha) = \sum_{ij} \alpha_{ij} - \tfrac12 \|W(\alpha)\|_F^2 ,
+    D(\alpha) = \sum_{ij} \alpha_{ij} - \tfrac12 \|X^\top B\|_F^2 ,
 
 with ``0 <= alpha_ij <= c_i`` for ``j != y_i`` (``alpha_{i y_i} = 0``), ``B_i = -(alpha_i -
-mean(alpha_i))`` (the mean over all ``k`` labels) and ``W(alpha) = M^T B`` (Lee, Lin & Wahba,
-2004).  Weak duality ``P(W) >= D(alpha)`` holds for every such pair.
+mean(alpha_i))`` (the mean over all ``k`` labels) and, the offsets being free, ``1^T B = 0``:
+every label's multipliers have the same sum over the rows.  Weak duality ``P(W, b) >= D(alpha)``
+holds for every such pair.  Below, ``M = [X, 1]`` and ``W`` has the offsets as its last row (the
+weights of the constant column, left out of the regulariser); without offsets ``M = X`` and the
+equality is absent.
 
 The dual's Hessian has rank at most ``p (k - 1)``, so each Newton step of a primal-dual
 interior-point method reduces, through the Sherman-Morrison-Woodbury identity (as for the linear
@@ -74,12 +77,16 @@ def _step_to_boundary(pairs):
 
 
 class _Hinges:
-    """The data of one fit: rows of positive cost ``X`` (``n x p``), their costs ``c`` and
-    the hinge arguments ``(i, j != y_i)``, held as ``(n, k - 1)`` arrays (labels in increasing
-    order)."""
+    """The data of one fit: rows of positive cost ``X`` (``n x p``, the constant column last
+    when ``free_last``), their costs ``c`` and the hinge arguments ``(i, j != y_i)``, held as
+    ``(n, k - 1)`` arrays (labels in increasing order).  ``penalised`` is 1 on the rows of
+    ``W`` the objective regularises, 0 on the offsets' row (free)."""
 
-    def __init__(self, X, labels, c, k):
+    def __init__(self, X, labels, c, k, free_last):
         self.X, self.c, self.k = X, c, k
+        self.penalised = np.ones(X.shape[1])
+        if free_last:
+            self.penalised[-1] = 0.0
         n = X.shape[0]
         hinged = np.ones((n, k), dtype=bool)
         hinged[np.arange(n), labels] = False
@@ -99,14 +106,28 @@ class _Hinges:
         return (self.X @ W).ravel()[self.where].reshape(-1, self.k - 1)
 
     def weights_of(self, alpha):
-        """``W(alpha) = M^T B = -(M^T alpha) Pi``, with ``Pi = Q Q^T``."""
+        """``W(alpha) = M^T B = -(M^T alpha) Pi``, with ``Pi = Q Q^T``; with free offsets its
+        last row is ``1^T B``, the stationarity residual of the offsets (0 at a dual point)."""
         return -((self.X.T @ self.full(alpha)) @ self.Q) @ self.Q.T
+
+    def norm(self, W):
+        """``||W||^2`` over the regularised rows."""
+        return float(np.einsum("ij,ij,i->", W, W, self.penalised))
 
     def primal(self, W):
         """The hinge arguments ``z = 1 + F`` and ``P(W)``."""
         z = 1.0 + self.scores(W)
         hinge = float(self.c @ np.maximum(z, 0.0).sum(axis=1))
-        return z, 0.5 * float(np.einsum("ij,ij->", W, W)) + hinge
+        return z, 0.5 * self.norm(W) + hinge
+
+    def feasible(self, alpha):
+        """``alpha`` (in its box) scaled, per label, down to equal sums over the rows
+        ``sum_i alpha_ij`` (each column to the smallest): the offsets' stationarity ``1^T B =
+        0``, so a dual point of the free-offsets model, still in the box."""
+        full = self.full(alpha)
+        sums = full.sum(axis=0)
+        scale = np.divide(sums.min(), sums, out=np.zeros_like(sums), where=sums > 0)
+        return (full * scale).ravel()[self.where].reshape(alpha.shape)
 
 
 class _NewtonSystem:
@@ -128,7 +149,7 @@ class _NewtonSystem:
         # I + sum_j (q_j q_j^T) ⊗ K_j, rows and columns ordered (a, x) for V[x, a]
         system = (hinges.outer.T @ K.reshape(k, -1)).reshape(k - 1, k - 1, p, p)
         system = system.transpose(0, 2, 1, 3).reshape((k - 1) * p, (k - 1) * p)
-        system[np.diag_indices_from(system)] += 1.0
+        system[np.diag_indices_from(system)] += np.tile(hinges.penalised, k - 1)
         self.factor = scipy.linalg.cho_factor(system, check_finite=False)
 
     def direction(self, tau, lower_term=0.0, upper_term=0.0):
@@ -158,55 +179,59 @@ class _NewtonSystem:
         return (float(lower.sum()) + float(upper.sum())) / (2 * lower.size)
 
 
-def fit_llw_linear(M, y, cost, tol=1e-4, max_steps=100, n_classes=None):
-    r"""Train the linear Lee-Lin-Wahba SVM (regularised offsets) to the relative duality gap
-    ``tol`` by Mehrotra's predictor-corrector interior-point method.
+def fit_llw_linear(X, y, cost, tol=1e-4, max_steps=100, n_classes=None, fit_intercept=True):
+    r"""Train the linear Lee-Lin-Wahba SVM (free offsets) to the relative duality gap ``tol`` by
+    Mehrotra's predictor-corrector interior-point method.
 
-    The training problem as a QP in ``W`` (zero row sums) and the slacks ``v_ij >= 0``,
+    The training problem as a QP in ``W`` (zero row sums; the offsets its last row) and the
+    slacks ``v_ij >= 0``,
 
     .. math::
 
-        \min\ \tfrac12 \|W\|_F^2 + \sum_{i, j \ne y_i} c_i v_{ij}
+        \min\ \tfrac12 \|R W\|_F^2 + \sum_{i, j \ne y_i} c_i v_{ij}
         \quad\text{s.t.}\quad v_{ij} - u_{ij} = z_{ij} = 1 + F_{ij},\ u, v \ge 0,
 
-    has multipliers ``alpha`` (of ``u >= 0``) and ``c - alpha`` (of ``v >= 0``) and the
-    optimality conditions ``W = W(alpha)``, ``alpha u = 0``, ``(c - alpha) v = 0``.  Each step
-    linearises them with the products relaxed to ``tau`` (Mehrotra's predictor, then his
-    corrector with the second-order terms).  Eliminating ``u``, ``v`` leaves
+    (``R`` the diagonal of 1 on the weights' rows and 0 on the offsets') has multipliers
+    ``alpha`` (of ``u >= 0``) and ``c - alpha`` (of ``v >= 0``) and the optimality conditions
+    ``R W = M^T B(alpha)`` (whose offsets' row is ``1^T B = 0``), ``alpha u = 0``, ``(c - alpha)
+    v = 0``.  Each step linearises them with the products relaxed to ``tau`` (Mehrotra's
+    predictor, then his corrector with the second-order terms).  Eliminating ``u``, ``v`` leaves
     ``delta alpha = E (r + M delta W)`` per hinge argument, ``E = 1 / (u / alpha + v / (c -
     alpha))`` and ``r`` the linearised residuals, and for the weights the Woodbury form
 
     .. math::
 
-        \delta W + \big[K_j\, \delta w_j\big]_j \Pi
-        = -M^\top \big[(E r)^{\mathrm{full}}\, \Pi\big] - (W - W(\alpha)),
+        R\, \delta W + \big[K_j\, \delta w_j\big]_j \Pi
+        = -M^\top \big[(E r)^{\mathrm{full}}\, \Pi\big] - (R W - M^\top B(\alpha)),
         \qquad K_j = M^\top \operatorname{diag}(E_{:j}) M, \quad \Pi = I - \tfrac1k 11^\top,
 
     (``E_{:j}`` zero where ``y_i = j``).  In the coordinates ``delta W = V Q^T``, ``Q`` an
-    orthonormal basis of ``1^perp``, this is the positive definite system ``(I + sum_j (q_j
-    q_j^T) ⊗ K_j) vec V = vec(Y Q)`` of size ``p (k - 1)``, factorised once by Cholesky for both
-    of a step's solves.  A step costs ``O(n p^2 k + p^3 k^3)``: forming the ``K_j`` dominates
-    for ``n >> p k`` (suited to the moderate ``p k`` of the benchmark's linear tables).  One step
-    length for all variables (the step to the boundary times :data:`STEP_FRACTION`) keeps
-    ``alpha`` strictly inside its box, so every iterate is dual feasible.
+    orthonormal basis of ``1^perp``, this is the system ``(R ⊗ I + sum_j (q_j q_j^T) ⊗ K_j) vec
+    V = vec(Y Q)`` of size ``p (k - 1)``, positive definite also without the offsets' ``R``
+    (``sum_j (q_j q_j^T) sum_i E_ij`` is, once two labels occur), factorised once by Cholesky for
+    both of a step's solves.  A step costs ``O(n p^2 k + p^3 k^3)``: forming the ``K_j``
+    dominates for ``n >> p k`` (suited to the moderate ``p k`` of the benchmark's linear
+    tables).  One step length for all variables (the step to the boundary times
+    :data:`STEP_FRACTION`) keeps ``alpha`` strictly inside its box.
 
     The weights ``W`` are an iterate of their own, moved by the solved ``delta W``, rather than
-    ``W(alpha)``: ``delta alpha`` multiplies rounding errors by ``E``, which grows without
+    ``M^T B(alpha)``: ``delta alpha`` multiplies rounding errors by ``E``, which grows without
     bound on the hinge arguments that end at the kink, while ``P`` is sensitive to them at
-    first order through ``W(alpha)`` and ``D`` only at second order (its gradient is ``z``,
-    which vanishes there).  Certifying ``P(W(alpha)) - D(alpha)`` alone stalled near relative
-    gaps of ``1e-6`` (small problems at large ``C``, optdigits at ``lambda = 1e-5``); with the
-    iterate ``W`` the gap reaches ``1e-11`` and below.
+    first order through ``M^T B(alpha)`` and ``D`` only at second order (its gradient is ``z``,
+    which vanishes there).  Certifying with ``M^T B(alpha)`` alone stalled near relative gaps of
+    ``1e-6`` (small problems at large ``C``, optdigits at ``lambda = 1e-5``); with the iterate
+    ``W`` the gap reaches ``1e-11`` and below.
 
     The certificate is weak duality at each iterate, computed afresh: ``gap = P(W') -
-    D(alpha)`` with ``alpha`` clipped into its box and ``W'`` the better of ``W`` (rows
-    re-centred) and ``W(alpha)``, independent of the Newton system's accuracy.  The best
-    iterate is returned.
+    D(alpha')`` with ``alpha'`` the iterate clipped into its box and (offsets) scaled per label
+    down to equal sums (:meth:`_Hinges.feasible`; the iterate satisfies ``1^T B = 0`` only in the
+    limit), and ``W'`` the better of ``W`` (rows re-centred) and ``X^T B(alpha')`` with ``W``'s
+    offsets, independent of the Newton system's accuracy.  The best iterate is returned.
 
     Parameters
     ----------
-    M : ndarray of shape (n, p)
-        Features (with a constant column for offsets); finite.
+    X : ndarray of shape (n, d)
+        Inputs; finite.
     y : ndarray of shape (n,)
         Label indices in ``0..k-1``.
     cost : ndarray of shape (n,)
@@ -221,28 +246,33 @@ def fit_llw_linear(M, y, cost, tol=1e-4, max_steps=100, n_classes=None):
         decides).
     n_classes : int or None
         ``k``; None means ``max(y) + 1`` (at least 2).
+    fit_intercept : bool
+        Free offsets ``b``; else ``b = 0``.
 
     Returns
     -------
-    W : ndarray of shape (p, k)
-        The weights (rows summing to zero; the offsets in the constant feature's row).
+    W : ndarray of shape (d, k)
+        The weights (rows summing to zero).
+    b : ndarray of shape (k,)
+        The offsets (summing to zero; 0 without ``fit_intercept``).
     objective : float
-        ``P(W)``.
+        ``P(W, b)``.
     gap : float
-        The certified ``P(W) - D(alpha) >= P(W) - min P`` (non-negative).
+        The certified ``P(W, b) - D(alpha) >= P(W, b) - min P`` (non-negative).
     steps : int
         Newton steps taken.
     """
-    M = np.ascontiguousarray(M, dtype=np.float64)
+    X = np.asarray(X, dtype=np.float64)
+    M = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else np.ascontiguousarray(X)
     y = np.asarray(y, dtype=np.int64)
     cost = np.asarray(cost, dtype=np.float64)
     p = M.shape[1]
     k = max(int(y.max()) + 1 if y.size else 0, 2) if n_classes is None else int(n_classes)
     keep = cost > 0
     if not keep.any():  # no hinge counts: W = 0 is optimal, P = D = 0
-        return np.zeros((p, k)), 0.0, 0.0, 0
-    hinges = _Hinges(M[keep], y[keep], cost[keep], k)
-    cap = hinges.cap
+        return np.zeros((X.shape[1], k)), np.zeros(k), 0.0, 0.0, 0
+    hinges = _Hinges(M[keep], y[keep], cost[keep], k, free_last=fit_intercept)
+    cap, penalised = hinges.cap, hinges.penalised[:, None]
     # an interior start: alpha in the middle of its box, W = 0 (so z = 1), v - u = z with u = 1
     # (W = W(alpha) instead took a third more steps on optdigits: W(c / 2) is far off)
     alpha = 0.5 * cap
@@ -252,12 +282,16 @@ def fit_llw_linear(M, y, cost, tol=1e-4, max_steps=100, n_classes=None):
     best = (np.inf, W, np.inf, np.inf)
     steps, stalled = 0, 0
     while True:
-        clipped = np.clip(alpha, 0.0, cap)
-        W_alpha = hinges.weights_of(clipped)
-        dual = float(clipped.sum()) - 0.5 * float(np.einsum("ij,ij->", W_alpha, W_alpha))
+        dual_point = np.clip(alpha, 0.0, cap)
+        if fit_intercept:
+            dual_point = hinges.feasible(dual_point)
+        W_dual = hinges.weights_of(dual_point)
+        dual = float(dual_point.sum()) - 0.5 * hinges.norm(W_dual)
+        if fit_intercept:
+            W_dual[-1] = W[-1]  # its last row is 1^T B = 0: the iterate's offsets instead
         z, primal = hinges.primal(W)
-        primal_alpha = hinges.primal(W_alpha)[1]
-        certified = (W, primal) if primal <= primal_alpha else (W_alpha, primal_alpha)
+        primal_dual = hinges.primal(W_dual)[1]
+        certified = (W, primal) if primal <= primal_dual else (W_dual, primal_dual)
         gap = max(certified[1] - dual, 0.0)  # weak duality: a negative gap is rounding
         relative = gap / max(1.0, abs(certified[1]))
         if not np.isfinite(relative):
@@ -269,8 +303,9 @@ def fit_llw_linear(M, y, cost, tol=1e-4, max_steps=100, n_classes=None):
         if best[0] <= tol or steps >= max_steps or stalled >= PATIENCE:
             break
         steps += 1
-        # the slacks' equality v - u = z, and the stationarity W = W(alpha) (in 1^perp)
-        residual, mismatch = v - u - z, (W - W_alpha) @ hinges.Q
+        # the slacks' equality v - u = z, and the stationarity R W = M^T B(alpha) (in 1^perp)
+        residual = v - u - z
+        mismatch = (penalised * W - hinges.weights_of(alpha)) @ hinges.Q
         try:
             newton = _NewtonSystem(hinges, alpha, upper, u, v, residual, mismatch)
         except np.linalg.LinAlgError:
@@ -287,4 +322,6 @@ def fit_llw_linear(M, y, cost, tol=1e-4, max_steps=100, n_classes=None):
         W = W + t * dW
         W -= W.mean(axis=1, keepdims=True)  # rows summing to zero, exactly up to rounding
     _, W, primal, gap = best
-    return W, primal, gap, steps
+    if fit_intercept:
+        return W[:-1], W[-1], primal, gap, steps
+    return W, np.zeros(k), primal, gap, steps

@@ -3,6 +3,7 @@
 import statistics
 import sys
 import time
+from functools import partial
 
 import numpy as np
 from scipy.stats import wilcoxon
@@ -45,16 +46,21 @@ def median_seconds(function, repeats):
 class Progress:
     """The progress lines of a benchmark on stderr: ``[name  elapsed s] message ...``.
 
-    ``line(message)`` formats one without printing, for a joblib worker to print when its task
-    starts; calling the object prints one now.
+    Calling the object prints one now; ``later(message)`` returns a picklable callable that
+    prints one when called, for a joblib worker to call when its task starts (the elapsed time
+    is then that of the start, by the wall clock, so it also holds on a cluster's workers).
     """
 
     def __init__(self, name):
         self.name = name
-        self.start = time.perf_counter()
+        self.start = time.time()
 
-    def line(self, message):
-        return f"[{self.name} {time.perf_counter() - self.start:6.0f}s] {message} ..."
+    def later(self, message):
+        return partial(_print_progress, self.name, self.start, message)
 
     def __call__(self, message):
-        print(self.line(message), file=sys.stderr, flush=True)
+        self.later(message)()
+
+
+def _print_progress(name, start, message):
+    print(f"[{name} {time.time() - start:6.0f}s] {message} ...", file=sys.stderr, flush=True)

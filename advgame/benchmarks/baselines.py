@@ -31,11 +31,10 @@ certified by the duality gap, on the Gram matrix (RBF: 0.4-10 s of one core per 
 3,934 rows at ``tol = 1e-4``, against minutes for the QP on a tenth of them) or on the weights
 (linear: ``O(dk)`` per sample).  The linear Lee-Lin-Wahba SVM, on which that ascent needs
 thousands of epochs, goes instead through a primal-dual interior-point method on the weights
-(:mod:`advgame.benchmarks._hinge_newton`, certified by the same duality gap: 0.3-0.6 s of one
-core per optdigits fit on 3,147 rows at any ``C``, against about 19 s for the QP with free
-offsets).  Their
-offsets are regularised: the weights of a constant feature 1, as in LIBLINEAR and in the
-adversarial models' ``[x; 1]`` (the QP's are not).
+(:mod:`advgame.benchmarks._hinge_newton`, certified by the same duality gap: 0.4-0.7 s of one
+core per optdigits fit on 3,147 rows at any ``C``, against about 19 s for the QP), with the QP's
+free offsets.  The ascent's offsets are regularised: the weights of a constant feature 1, as in
+LIBLINEAR and in the adversarial models' ``[x; 1]`` (the QP's are not).
 
 Linear programs with more than :data:`WORKING_SET_ROWS` hinge rows are solved by constraint
 generation (:meth:`_ExactHingeModel.fit`): the QP on a working set of rows, adding the rows its
@@ -352,6 +351,21 @@ class _MulticlassHinge(_ExactHingeModel):
         self._check_params()
         X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
         linear = self.kernel == "linear"
+        self.program_, self.n_rounds_ = None, 0
+        if linear and self._dual_kind == "llw":
+            # the interior-point method on the weights: 10-20 steps at any C on the benchmark's
+            # data, where the ascent needs thousands of epochs
+            W, b, self.objective_, self.gap_, self.n_iter_ = fit_llw_linear(
+                X,
+                y_index,
+                self.C * sample_weight,
+                tol=DUAL_TOL,
+                n_classes=self.classes_.size,
+                fit_intercept=self.fit_intercept,
+            )
+            self._check_certified("the interior-point method", "steps")
+            self.kernel_map_, self.dual_coef_, self.coef_, self.intercept_ = None, None, W.T, b
+            return self
         # offsets as the weights of a constant feature 1 (regularised, as in LIBLINEAR): the
         # Gram matrix gains 1 everywhere
         if linear:
@@ -359,18 +373,6 @@ class _MulticlassHinge(_ExactHingeModel):
             M = np.hstack([X, np.ones((X.shape[0], 1))]) if self.fit_intercept else X
         else:
             M = self._fit_kernel_map(X) + (1.0 if self.fit_intercept else 0.0)
-        self.program_, self.n_rounds_ = None, 0
-        if linear and self._dual_kind == "llw":
-            # the interior-point method on the weights: 10-20 steps at any C on the benchmark's
-            # data, where the ascent needs thousands of epochs
-            W, self.objective_, self.gap_, self.n_iter_ = fit_llw_linear(
-                M, y_index, self.C * sample_weight, tol=DUAL_TOL, n_classes=self.classes_.size
-            )
-            self._check_certified("the interior-point method", "steps")
-            self.dual_coef_ = None
-            self.coef_ = W[:-1].T.copy() if self.fit_intercept else W.T.copy()
-            self.intercept_ = W[-1].copy() if self.fit_intercept else np.zeros(W.shape[1])
-            return self
         B, self.objective_, self.gap_, self.n_iter_ = fit_hinge_dual(
             M, y_index, self.C * sample_weight, self._dual_kind, linear=linear, tol=DUAL_TOL
         )
@@ -470,7 +472,9 @@ class WestonWatkinsSVC(_MulticlassHinge):
     gamma : float or None, default=None
         RBF width ``exp(-gamma ||x - x'||^2)``; None means ``1 / n_features``.
     fit_intercept : bool, default=True
-        Per-class offsets ``b``: unregularised (the QP backends) or regularised (``'dual'``).
+        Per-class offsets ``b``: unregularised (the QP backends, and the linear
+        :class:`LeeLinWahbaSVC`'s interior-point method) or regularised (the ascent of
+        ``'dual'``).
     backend : {'cvxpy', 'highs', 'dual'}, default='cvxpy'
         Solver of the QP (:meth:`advgame.compile.Program.solve`): cvxpy with Clarabel (interior
         point, robust), or HiGHS's active-set QP solver, which is fast on small generic problems
@@ -483,8 +487,8 @@ class WestonWatkinsSVC(_MulticlassHinge):
         :class:`LeeLinWahbaSVC` a primal-dual interior-point method instead,
         :func:`advgame.benchmarks._hinge_newton.fit_llw_linear`), certified to the relative
         duality gap :data:`DUAL_TOL` (``gap_``; :class:`~advgame.exceptions.SolverError`
-        when not reached); with ``fit_intercept`` its offsets are regularised, the weights of
-        a constant feature 1 (as in LIBLINEAR).
+        when not reached); with ``fit_intercept`` the ascent's offsets are regularised, the
+        weights of a constant feature 1 (as in LIBLINEAR).
 
     Attributes
     ----------
@@ -554,11 +558,10 @@ class LeeLinWahbaSVC(_MulticlassHinge):
     consistent one of the three SVMs (Fathony et al. 2018a, §7.1).  Predicts the argmax.
 
     Parameters and attributes are those of :class:`WestonWatkinsSVC`.  With
-    ``backend='dual'`` and the linear kernel the offsets are regularised (``b`` the weights of
-    a constant feature, in ``sum_j w_j = 0`` too) and the program is solved by a primal-dual
-    interior-point method on the weights
-    (:func:`advgame.benchmarks._hinge_newton.fit_llw_linear`), certified by the duality gap
-    of the dual coordinate ascent's program (thousands of its epochs at large ``C``).
+    ``backend='dual'`` and the linear kernel the program above (free offsets, as for the QP
+    backends) is solved by a primal-dual interior-point method on the weights
+    (:func:`advgame.benchmarks._hinge_newton.fit_llw_linear`), certified by its duality gap;
+    the dual coordinate ascent would need thousands of epochs at large ``C``.
     """
 
     #: Absolute margins keep most hinge rows tight: a working set would grow to the full QP

@@ -23,7 +23,6 @@ centred, ``y = sign(gamma^T (x - 0.75) + z)``, which balances the classes (Bayes
 Paper figures (synthetic): SVM 20.6%, DRC 20.4%, mmSVM 20.0%, mmBC 19.4%.
 """
 
-import sys
 import warnings
 from dataclasses import dataclass
 from datetime import datetime
@@ -129,8 +128,8 @@ def one_run(X, y, seed, standardise, grid=GRID):
     return errors
 
 
-def _logged_run(message, *args):
-    print(message, file=sys.stderr, flush=True)
+def _logged_run(announce, *args):
+    announce()
     return one_run(*args)
 
 
@@ -140,7 +139,7 @@ def bench_problem(name, X, y, runs, standardise, grid=GRID, progress=None, jobs=
     progress = progress or Progress("minimax")
     table = Parallel(n_jobs=jobs)(
         delayed(_logged_run)(
-            progress.line(f"{name}: run {seed + 1}/{runs}"), X, y, seed, standardise, grid
+            progress.later(f"{name}: run {seed + 1}/{runs}"), X, y, seed, standardise, grid
         )
         for seed in range(runs)
     )

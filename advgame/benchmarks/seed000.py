@@ -46,8 +46,8 @@ Protocol (Fathony et al. 2018a, §7) and its deviations
     * Offsets: every model has class offsets (ours through ``[x; 1]``), so CS is trained with
       ``fit_intercept=True`` (Crammer & Singer's original has none; without them linear CS
       loses about 15 points of accuracy on standardised iris).  The Gaussian WW, CS and LLW
-      and the linear LLW have regularised offsets (the weights of a constant feature, as
-      ours; see below).
+      have regularised offsets (the weights of a constant feature, as ours; see below); the
+      others' are free, as published.
     * Baselines' solvers: each fit is its exact program (:mod:`advgame.benchmarks.baselines`);
       large linear ones go through a working set of hinge rows (constraint generation, the
       same optimum; the multiclass SVMs' first working set is named by a few epochs of dual
@@ -59,9 +59,9 @@ Protocol (Fathony et al. 2018a, §7) and its deviations
       for 210 optdigits rows) and put the full run at hundreds of hours.  The Gaussian SVORIM
       and SVOREX (Table 5: machinecpu, 146 training rows) stay exact QPs.  The linear LLW goes
       through the certified interior-point method of :mod:`advgame.benchmarks._hinge_newton`
-      (``backend='dual'``, regularised offsets, the same ``1e-4``): 0.3-0.6 s of one core per
-      optdigits tuning fit at any ``lambda``, where its exact QP with free offsets took about
-      20 s (absolute margins keep most hinge rows tight, so no working set helps).
+      (``backend='dual'``, the QP's model with free offsets, the same ``1e-4``): 0.4-0.7 s of
+      one core per optdigits tuning fit at any ``lambda``, where its exact QP took about 20 s
+      (absolute margins keep most hinge rows tight, so no working set helps).
     * Solver: the adversarial models use the estimator's defaults (``solver='auto'``: the
       certified smoothing solver, with the exact Gram matrix for kernels; ``tol = 1e-4``).
       Uncertified L-BFGS (``certify=False``) was tried for speed and rejected: for
@@ -88,7 +88,9 @@ Protocol (Fathony et al. 2018a, §7) and its deviations
       tuning fits (each stage one batch over data sets, models, values and folds), then every
       (data set, split, model) fit, through ``joblib.Parallel`` with the active backend, so
       ``joblib.parallel_config(backend='dask')`` (or ``'ray'``, ``'threading'``) runs them on
-      a cluster; each worker's BLAS runs on one thread.  Every fit is seeded on its own and
+      a cluster; each worker's BLAS runs on one thread.  Each batch is dispatched longest
+      first (the times measured in the tuning estimate the splits' fits), so that no long fit
+      starts last while the other workers wait.  Every fit is seeded on its own and
       the results are assembled in a fixed order, so the tables do not depend on ``n_jobs``.
     * Marks: ``*`` for the best mean and those not significantly worse (paired Wilcoxon
       signed-rank test, p >= 0.05; :func:`advgame.benchmarks._protocol.wilcoxon_marks`) when
@@ -106,7 +108,6 @@ Your data (``advgame compare``)
     row.
 """
 
-import sys
 import time
 import warnings
 from dataclasses import asdict, dataclass, replace
@@ -473,7 +474,7 @@ def _multiclass_plans(exact_kernel=False):
         ("AL01", _adversarial("zero_one"), {"zero-one": zero_one}),
         ("WW", _svm(WestonWatkinsSVC, dual), {"zero-one": zero_one}),
         ("CS", _svm(CrammerSingerAbstain, dual, threshold=0.5, fit_intercept=True), cs_scorers),
-        # linear too: the interior-point method of backend='dual' (regularised offsets)
+        # linear too: the interior-point method of backend='dual' (free offsets)
         ("LLW", _svm(LeeLinWahbaSVC, **dual), {"zero-one": zero_one}),
         ("LR", _logistic, {"zero-one": zero_one}),
         ("ALabs", _adversarial("abstain", alpha=ALPHA), {"abstain": abstention}),
@@ -555,20 +556,32 @@ def check_jobs(n_jobs):
 
 
 def _unit(function, args, single_thread):
-    """One unit of work; with ``single_thread`` (parallel runs), BLAS and OpenMP on one thread
-    so that the workers do not oversubscribe the cores."""
+    """One unit of work and its seconds; with ``single_thread`` (parallel runs), BLAS and
+    OpenMP on one thread so that the workers do not oversubscribe the cores."""
+    start = time.perf_counter()
     if not single_thread:
-        return function(*args)
+        return function(*args), time.perf_counter() - start
     with threadpool_limits(limits=1):
-        return function(*args)
+        return function(*args), time.perf_counter() - start
 
 
-def _parallel(units, n_jobs):
+def _parallel(units, n_jobs, costs):
     """``[function(*args) for function, args in units]`` through ``joblib.Parallel`` with the
-    active backend (``joblib.parallel_config`` chooses loky, threading, dask, ray, ...), in
-    order.  ``units`` may be a generator: joblib draws from it as workers free up."""
+    active backend (``joblib.parallel_config`` chooses loky, threading, dask, ray, ...), and
+    each unit's seconds; both in the order of ``units``.
+
+    The units are dispatched in decreasing order of their estimated ``costs`` (longest
+    processing time first), so that a long unit does not start last and leave the other
+    workers idle while it runs; results do not depend on the order (every unit is seeded on
+    its own)."""
+    units = list(units)
+    order = sorted(range(len(units)), key=lambda i: -costs[i])
     single = n_jobs != 1
-    return Parallel(n_jobs=n_jobs)(delayed(_unit)(f, args, single) for f, args in units)
+    done = Parallel(n_jobs=n_jobs)(delayed(_unit)(*units[i], single) for i in order)
+    results, seconds = [None] * len(units), [0.0] * len(units)
+    for i, (result, elapsed) in zip(order, done):
+        results[i], seconds[i] = result, elapsed
+    return results, seconds
 
 
 class _Tuner:
@@ -585,6 +598,7 @@ class _Tuner:
         self.plans, self.X, self.y, self.train = plans, X, y, train
         self.tuning, self.rank, self.exact_kernel = tuning, rank, exact_kernel
         self.losses = {}  # (column, params) -> {table: [fold losses]}
+        self.seconds = {}  # (column, params) -> mean seconds of a fold's fit
 
     def stages(self):
         return 2 if self.tuning.refine else 1
@@ -609,17 +623,36 @@ class _Tuner:
         return todo
 
     def units(self, todo):
+        """The (function, args) of every fold's fit of ``todo``, and their estimated costs."""
         train, X, y = self.train, self.X, self.y
+        units, costs = [], []
         for plan, params in todo:
+            cost = self.cost(plan[0], params)
             for a, b in self.folds:
                 args = (plan, X, y, train[a], train[b], params, self.rank, self.exact_kernel)
-                yield _trial, args
+                units.append((_trial, args))
+                costs.append(cost)
+        return units, costs
 
-    def absorb(self, todo, results):
+    def cost(self, column, params):
+        """The estimated seconds of one fold's fit: measured, else those measured for the
+        nearest values (log scale) of the same model, else (nothing measured yet) a size
+        estimate, rows times rows (Gaussian) or features (linear), comparable only with its
+        kind."""
+        if (column, params) in self.seconds:
+            return self.seconds[column, params]
+        measured = [(c, t) for (col, c), t in self.seconds.items() if col == column]
+        if measured:
+            return min(measured, key=lambda m: _distance(m[0], params))[1]
+        rows = self.train.size * (1.0 - 1.0 / len(self.folds))
+        return rows * (rows if params[1] is not None else self.X.shape[1]) * 1e-8
+
+    def absorb(self, todo, results, seconds):
         folds = len(self.folds)
         for i, (plan, params) in enumerate(todo):
             chunk = results[i * folds : (i + 1) * folds]
             self.losses[plan[0], params] = {t: [r[t][0] for r in chunk] for t in plan[2]}
+            self.seconds[plan[0], params] = float(np.mean(seconds[i * folds : (i + 1) * folds]))
 
     def best(self):
         """Per model and table, the values with the lowest mean validation loss (ties: the
@@ -642,14 +675,26 @@ def _tune_all(tuners, n_jobs, messages):
             message(
                 f"tuning stage {stage}: {len(todo)} (model, value) pairs x {len(tuner.folds)} folds"
             )
-        units = (unit for tuner, todo, _ in batch for unit in tuner.units(todo))
-        results = _parallel(units, n_jobs)
+        units, costs = [], []
+        for tuner, todo, _ in batch:
+            more, estimates = tuner.units(todo)
+            units += more
+            costs += estimates
+        results, seconds = _parallel(units, n_jobs, costs)
         start = 0
         for tuner, todo, _ in batch:
-            count = len(todo) * len(tuner.folds)
-            tuner.absorb(todo, results[start : start + count])
-            start += count
+            end = start + len(todo) * len(tuner.folds)
+            tuner.absorb(todo, results[start:end], seconds[start:end])
+            start = end
     return [t.best() for t in tuners]
+
+
+def _distance(params, other):
+    """How far apart two ``(lambda, width)`` are on log scales (widths None: linear)."""
+    far = abs(np.log(params[0] / other[0]))
+    if params[1] is not None and other[1] is not None:
+        far += abs(np.log(params[1] / other[1]))
+    return far
 
 
 def tune(
@@ -679,11 +724,12 @@ def tune(
     return _tune_all([tuner], check_jobs(jobs), [progress or (lambda message: None)])[0]
 
 
-def _split_unit(plan, chosen, X, target, labeler, train, test, rank, exact_kernel, message):
+def _split_unit(plan, chosen, X, target, labeler, train, test, rank, exact_kernel, announce):
     """One model on one split: ``{table: (loss, % abstained)}``, fitted once per distinct value
-    in ``chosen`` (``{table: (lambda, width)}``); prints ``message`` first, if any."""
-    if message is not None:
-        print(message, file=sys.stderr, flush=True)
+    in ``chosen`` (``{table: (lambda, width)}``); calls ``announce`` first, if any (a progress
+    line)."""
+    if announce is not None:
+        announce()
     y = labeler(target, train)
     out = {}
     for params in dict.fromkeys(chosen.values()):
@@ -755,7 +801,8 @@ def _job(
 def _evaluate_all(jobs, n_jobs, progress):
     """Records of every job, in order: all tunings (each stage one parallel batch over every
     data set, model, value and fold), then one parallel batch over every (data set, split,
-    model) fit.  Every unit is seeded on its own, so the records do not depend on ``n_jobs``."""
+    model) fit, each batch dispatched longest first by the tuning's measured times.  Every unit
+    is seeded on its own, so the records depend neither on ``n_jobs`` nor on the order."""
     tuners = []
     for job in jobs:
         tuning = job.settings.linear if job.kernel == "linear" else job.settings.rbf
@@ -776,31 +823,34 @@ def _evaluate_all(jobs, n_jobs, progress):
         )
     messages = [partial(lambda label, m: progress(f"{label}: {m}"), job.label) for job in jobs]
     chosen = _tune_all(tuners, n_jobs, messages)
+    units, costs = [], []
+    for job, tuner, picked in zip(jobs, tuners, chosen):
+        count, fold_rows = len(job.pairs), tuner.train.size * (1.0 - 1.0 / len(tuner.folds))
+        for s, (train, test) in enumerate(job.pairs, 1):
+            for p, plan in enumerate(job.plans):
+                announce = None
+                if p == 0:
+                    line = f"{job.label}: split {s}/{count} ({train.size}/{test.size})"
+                    announce = progress.later(line)
+                args = (
+                    plan,
+                    picked[plan[0]],
+                    job.X,
+                    job.target,
+                    job.labeler,
+                    train,
+                    test,
+                    job.settings.rank,
+                    job.exact_kernel,
+                    announce,
+                )
+                units.append((_split_unit, args))
+                # the tuning's time of the chosen values, scaled to the split's rows
+                values = dict.fromkeys(picked[plan[0]].values())
+                tuned = sum(tuner.cost(plan[0], params) for params in values)
+                costs.append(tuned * train.size / fold_rows)
 
-    def units():
-        for job, picked in zip(jobs, chosen):
-            count = len(job.pairs)
-            for s, (train, test) in enumerate(job.pairs, 1):
-                for p, plan in enumerate(job.plans):
-                    message = None
-                    if p == 0:
-                        line = f"{job.label}: split {s}/{count} ({train.size}/{test.size})"
-                        message = progress.line(line)
-                    args = (
-                        plan,
-                        picked[plan[0]],
-                        job.X,
-                        job.target,
-                        job.labeler,
-                        train,
-                        test,
-                        job.settings.rank,
-                        job.exact_kernel,
-                        message,
-                    )
-                    yield _split_unit, args
-
-    results = iter(_parallel(units(), n_jobs))
+    results = iter(_parallel(units, n_jobs, costs)[0])
     out = []
     for job, picked in zip(jobs, chosen):
         splits = [
