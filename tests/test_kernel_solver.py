@@ -66,10 +66,16 @@ def _compiled(X, y, **params):
         ("abstain", "linear", "soft"),
     ],
 )
-@pytest.mark.parametrize("method", ["auto", "newton"])
-def test_certified_gap_brackets_the_compiled_optimum(iris, loss, kernel, uncertainty, method):
+@pytest.mark.parametrize("method", ["auto", "newton", "newton-cg"])
+def test_certified_gap_brackets_the_compiled_optimum(
+    iris, loss, kernel, uncertainty, method, monkeypatch
+):
     """``auto`` is dual coordinate ascent for the zero-one and abstain losses with soft
-    moments."""
+    moments; ``newton`` solves this small problem's Newton systems exactly, ``newton-cg`` by
+    conjugate gradients (as larger problems do)."""
+    if method == "newton-cg":
+        monkeypatch.setattr(solvers, "KERNEL_DIRECT_SIZE", 0)
+        method = "newton"
     X, y = iris
     strength = 0.05 if uncertainty == "l2" else None
     exact, (game, K, y_index, w) = _compiled(
@@ -89,6 +95,32 @@ def test_certified_gap_brackets_the_compiled_optimum(iris, loss, kernel, uncerta
     J = np.mean(value - F[np.arange(len(y)), y_index])
     J += kernel_regularizer(exact.uncertainty_, float(np.sum(A * F)))[0]
     assert J == pytest.approx(result.objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("loss", ["ordinal", "zero_one"])
+def test_exact_newton_system_solves_it(iris, loss):
+    """``_kernel_direct`` solves ``(s I + C K) x = b``: the residual, with ``C`` applied to
+    ``K x`` by the smoother's own ``apply`` (not the blocks the solve assembles), vanishes;
+    and conjugate gradients run to a tight tolerance reach the same ``x``."""
+    X, y = iris
+    model, (game, K, y_index, w) = _compiled(X, y, loss=loss, kernel="rbf")
+    smooth = solvers.smoothed_game(game)
+    F = K @ np.random.default_rng(0).normal(size=(len(y), game.n_labels))
+    curvature = smooth(F, 0.05)[3]()
+    rows = curvature.rows
+    assert rows.size > 0
+
+    def apply_c(D):
+        return curvature.apply(D) * w[rows, None]
+
+    Ks = K[np.ix_(rows, rows)]
+    b = np.random.default_rng(1).normal(size=(rows.size, game.n_labels))
+    for s in (1e-4, 1.0):
+        x = solvers._kernel_direct(Ks, apply_c, s, b)
+        residual = s * x + apply_c(Ks @ x) - b
+        assert np.abs(residual).max() <= 1e-9 * np.abs(b).max()
+        cg, _ = solvers._kernel_cg(Ks, apply_c, s, b, 1e-13, 10_000)
+        np.testing.assert_allclose(cg, x, atol=1e-6 * np.abs(x).max())
 
 
 def test_any_adversaries_give_a_lower_bound(iris):
