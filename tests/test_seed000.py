@@ -302,8 +302,15 @@ def test_n_jobs_reaches_every_parallel_batch(monkeypatch, tmp_path, capsys):
         assert main(["reproduce", "seed000", "--quick", "--n-jobs", "2", "--out", str(out)]) == 0
     # stage 1 (9 models x 1 value x 2 folds), stage 2 (x 3: 9 x 2), then 2 splits x 9 models
     assert calls == [(2, 18), (2, 18), (2, 18)]
-    assert json.loads(out.read_text())["settings"]["jobs"] == 2
-    assert "machinecpu (linear): split 2/2" in capsys.readouterr().err
+    written = json.loads(out.read_text())
+    assert written["settings"]["jobs"] == 2
+    # every model's fit seconds (tuning and splits) are recorded and summed in the report
+    for record in written["records"]:
+        assert set(record["seconds"]) == set(record["columns"])
+        assert all(seconds > 0 for seconds in record["seconds"].values())
+    printed = capsys.readouterr()
+    assert "machinecpu (linear): split 2/2" in printed.err
+    assert "worker minutes; the largest (data set, kernel, model):" in printed.out
 
 
 def test_exact_gaussian_models_use_the_kernel():

@@ -599,6 +599,7 @@ class _Tuner:
         self.tuning, self.rank, self.exact_kernel = tuning, rank, exact_kernel
         self.losses = {}  # (column, params) -> {table: [fold losses]}
         self.seconds = {}  # (column, params) -> mean seconds of a fold's fit
+        self.spent = dict.fromkeys((plan[0] for plan in plans), 0.0)  # column -> seconds
 
     def stages(self):
         return 2 if self.tuning.refine else 1
@@ -652,7 +653,9 @@ class _Tuner:
         for i, (plan, params) in enumerate(todo):
             chunk = results[i * folds : (i + 1) * folds]
             self.losses[plan[0], params] = {t: [r[t][0] for r in chunk] for t in plan[2]}
-            self.seconds[plan[0], params] = float(np.mean(seconds[i * folds : (i + 1) * folds]))
+            spent = seconds[i * folds : (i + 1) * folds]
+            self.seconds[plan[0], params] = float(np.mean(spent))
+            self.spent[plan[0]] += float(np.sum(spent))
 
     def best(self):
         """Per model and table, the values with the lowest mean validation loss (ties: the
@@ -850,19 +853,25 @@ def _evaluate_all(jobs, n_jobs, progress):
                 tuned = sum(tuner.cost(plan[0], params) for params in values)
                 costs.append(tuned * train.size / fold_rows)
 
-    results = iter(_parallel(units, n_jobs, costs)[0])
+    results, seconds = _parallel(units, n_jobs, costs)
+    results, seconds = iter(results), iter(seconds)
     out = []
-    for job, picked in zip(jobs, chosen):
-        splits = [
-            {(t, plan[0]): v for plan in job.plans for t, v in next(results).items()}
-            for _ in job.pairs
-        ]
-        out.append(_records(job, picked, splits))
+    for job, tuner, picked in zip(jobs, tuners, chosen):
+        spent = dict(tuner.spent)
+        splits = []
+        for _ in job.pairs:
+            split = {}
+            for plan in job.plans:
+                split.update({(t, plan[0]): v for t, v in next(results).items()})
+                spent[plan[0]] += next(seconds)
+            splits.append(split)
+        out.append(_records(job, picked, splits, spent))
     return out
 
 
-def _records(job, chosen, splits):
-    """One record per table of ``job`` from its per-split ``{(table, column): value}``."""
+def _records(job, chosen, splits, spent):
+    """One record per table of ``job`` from its per-split ``{(table, column): value}``;
+    ``spent``: the seconds of each model's fits (tuning and splits)."""
     records = []
     available = {plan[0] for plan in job.plans}
     for table in job.tables:
@@ -870,6 +879,7 @@ def _records(job, chosen, splits):
         losses = {c: [sp[table, c][0] for sp in splits] for c in shown}
         record = _record(table, job.kernel, job.dataset, losses, len(splits))
         record["chosen"] = {c: list(chosen[c][table]) for c in shown}
+        record["seconds"] = {c: round(spent[c], 2) for c in shown}
         if table == "abstain":
             record["abstained"] = {
                 c: float(np.mean([sp[table, c][1] for sp in splits])) for c in shown
@@ -1102,7 +1112,24 @@ def format_report(records, meta, settings):
         "data sets not vendored: glass, ecoli, pageblocks, libras, vertebral, breasttissue and "
         "10 of Table 4's 12 (8 of Table 5's)"
     )
+    lines += ["", *_time_lines(records)]
     return "\n".join(lines)
+
+
+def _time_lines(records):
+    """The seconds of every model's fits (tuning and splits, one worker each) per data set and
+    kernel, largest first, and their total."""
+    spent = {}
+    for r in records:  # a data set's tables share its fits
+        for column, seconds in r.get("seconds", {}).items():
+            spent[r["dataset"], r["kernel"], column] = seconds
+    if not spent:
+        return []
+    ranked = sorted(spent.items(), key=lambda item: -item[1])
+    total = sum(spent.values())
+    lines = [f"fit time: {total / 60:.1f} worker minutes; the largest (data set, kernel, model):"]
+    shown = [f"{d} {k} {c} {v:.0f} s" for (d, k, c), v in ranked[:12]]
+    return lines + [", ".join(shown[i : i + 4]) for i in range(0, len(shown), 4)]
 
 
 def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None):
