@@ -323,6 +323,10 @@ def test_exact_gaussian_models_use_the_kernel():
     for _, make, _ in plans:
         model = make(1e-2, fit.size, 0.25)
         assert model.get_params()["kernel"] == "rbf" and model.get_params()["gamma"] == 0.25
+    # OVA: libsvm's SMO on the Gaussian kernel, the certified interior-point method if linear
+    ova = dict((column, make) for column, make, _ in plans)["OVA"]
+    assert ova(1e-2, fit.size, 0.25).backend == "libsvm"
+    assert ova(1e-2, fit.size).backend == "dual" and ova(1e-2, fit.size).kernel == "linear"
     exact = seed000._trial(plans[1], X, y, fit, other, (1e-2, 1.0), rank=3, exact_kernel=True)
     pca = seed000._trial(plans[1], X, y, fit, other, (1e-2, 1.0), rank=3, exact_kernel=False)
     assert exact["zero-one"][0] < 0.1  # WW on the full kernel: iris is easy
