@@ -341,16 +341,16 @@ def test_exact_gaussian_models_use_the_kernel():
     "flags, expected",
     [
         ([], None),
-        (["--full"], ("FULL", "exact")),
-        (["--gaussian", "exact"], ("SUBSAMPLED", "exact")),
-        (["--full", "--gaussian", "kpca"], ("FULL", "kpca")),
+        (["--subsampled"], ("SUBSAMPLED", "kpca")),
+        (["--gaussian", "kpca"], ("FULL", "kpca")),
+        (["--subsampled", "--gaussian", "exact"], ("SUBSAMPLED", "exact")),
     ],
 )
-def test_the_default_run_is_the_affordable_one_and_full_asks_for_every_row(
+def test_the_default_run_is_the_full_one_and_subsampled_asks_for_the_earlier_one(
     monkeypatch, flags, expected
 ):
-    """``reproduce seed000`` runs :data:`SUBSAMPLED` unless ``--full`` asks for every row and
-    exact kernels (57 minutes as one run)."""
+    """``reproduce seed000`` runs :data:`FULL` (``run``'s default) unless ``--subsampled`` asks
+    for the earlier runs' settings."""
     seen = {}
     monkeypatch.setattr(seed000, "run", lambda **options: seen.update(options))
     assert main(["reproduce", "seed000", *flags]) == 0
@@ -363,10 +363,27 @@ def test_the_default_run_is_the_affordable_one_and_full_asks_for_every_row(
     assert settings.rows == base.rows and settings.gaussian == gaussian
 
 
+def test_run_defaults_to_every_row_and_exact_kernels(monkeypatch):
+    """``run()`` without settings draws its jobs from :data:`FULL` (stopped before any fit)."""
+    seen = []
+
+    class Drawn(Exception):
+        pass
+
+    def job(**args):
+        seen.append(args["settings"])
+        raise Drawn
+
+    monkeypatch.setattr(seed000, "_job", job)
+    with pytest.raises(Drawn):
+        seed000.run()
+    assert seen == [seed000.FULL]
+
+
 def test_models_flag_selects_the_columns(monkeypatch):
     seen = {}
     monkeypatch.setattr(seed000, "run", lambda **options: seen.update(options))
-    assert main(["reproduce", "seed000", "--full", "--models", "AL01,ALabs,OVA,AL-th"]) == 0
+    assert main(["reproduce", "seed000", "--models", "AL01,ALabs,OVA,AL-th"]) == 0
     assert seen["settings"].models == ("AL01", "ALabs", "OVA", "AL-th")
     assert seen["settings"].rows == {}
 
