@@ -41,7 +41,7 @@ CERTIFIED_WEIGHT_REASON = (
             {"check_sample_weight_equivalence_on_dense_data": CERTIFIED_WEIGHT_REASON},
         ),
         (ag.AdversarialClassifier(solver="compile"), {}),
-        (ag.AdversarialClassifier(solver="lbfgs"), {}),
+        pytest.param(ag.AdversarialClassifier(solver="lbfgs"), {}, marks=pytest.mark.slow),  # 5 s
         pytest.param(  # 10 s
             ag.AdversarialClassifier(uncertainty="linf", strength=0.01),
             {"check_sample_weight_equivalence_on_dense_data": CERTIFIED_WEIGHT_REASON},

@@ -213,6 +213,7 @@ def test_usage_error(capsys):
     assert "invalid choice" in err
 
 
+@pytest.mark.slow  # a fresh interpreter: 6 s
 def test_python_dash_m():
     result = subprocess.run(
         [sys.executable, "-m", "advgame", "explain", "zero-one", "--k", "3"],

@@ -159,6 +159,7 @@ def test_ssvm_hinge_equals_brute_force_loss_augmented_max():
     assert objective(theta)[0] == pytest.approx(expected / len(X), rel=1e-10)
 
 
+@pytest.mark.slow  # five fits on sequences: 5 s
 def test_models_learn_ordinal_sequences():
     X, y = make_ordinal_sequences(n_sequences=80, random_state=0)
     train, test = slice(0, 60), slice(60, None)
@@ -214,6 +215,7 @@ def test_edge_inputs_node_weights_and_reproducibility():
     assert np.isfinite(weighted.objective_)
 
 
+@pytest.mark.slow  # pipelines and a grid search of sequence models: 4 s
 def test_sklearn_integration():
     X, y = make_ordinal_sequences(n_sequences=24, random_state=5)
     model = AdversarialGraphicalModel(loss="ordinal")

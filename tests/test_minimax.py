@@ -56,7 +56,7 @@ ZERO_ONE_NONUNIQUE_REASON = (
                 "check_sample_weight_equivalence_on_dense_data": ZERO_ONE_NONUNIQUE_REASON,
             },
         ),
-        (ag.MinimaxClassifier(loss="brier"), {}),
+        pytest.param(ag.MinimaxClassifier(loss="brier"), {}, marks=pytest.mark.slow),  # 4 s
         pytest.param(ag.MinimaxClassifier(loss="log"), {}, marks=pytest.mark.slow),  # 8 s
         (ag.MinimaxRegressor(), {}),
     ],

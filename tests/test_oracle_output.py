@@ -53,6 +53,7 @@ def test_fresh_process_cvxpy_highs_prints_nothing():
     assert out == "" and err == ""
 
 
+@pytest.mark.slow  # a fresh interpreter: 5 s
 def test_fresh_process_prints_what_the_caller_prints():
     """The descriptors are restored: output before and after the silenced construction shows."""
     out, err = run_fresh(

@@ -669,6 +669,7 @@ def test_new_parameters_are_checked():
             GeneralizedPredictionSet(**params).fit(X, y, X_unl)
 
 
+@pytest.mark.slow  # the estimator checks: 8 s
 def test_passes_check_estimator():
     check_estimator(GeneralizedPredictionSet(random_state=0))
 
