@@ -347,6 +347,11 @@ class _MulticlassHinge(_ExactHingeModel):
     #: ``'llw'`` with the linear kernel: :func:`advgame.benchmarks._hinge_newton.fit_llw_linear`).
     _dual_kind = None
 
+    #: The certified interior-point method of ``backend='dual'`` with the linear kernel (free
+    #: offsets; ``(X, y, cost, **options) -> (W, b, objective, gap, steps)``), a static method
+    #: of the subclasses that have one; None: the dual ascent serves.
+    _interior_point = None
+
     def fit(self, X, y, sample_weight=None):
         """Solve the training program on ``X`` (n, d) and labels ``y`` (n,); see ``backend``."""
         if self.backend != "dual":
@@ -356,10 +361,8 @@ class _MulticlassHinge(_ExactHingeModel):
         X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
         linear = self.kernel == "linear"
         self.program_, self.n_rounds_ = None, 0
-        if linear and self._dual_kind == "llw":
-            # the interior-point method on the weights: 10-20 steps at any C on the benchmark's
-            # data, where the ascent needs thousands of epochs
-            W, b, self.objective_, self.gap_, self.n_iter_ = fit_llw_linear(
+        if linear and self._interior_point is not None:
+            W, b, self.objective_, self.gap_, self.n_iter_ = self._interior_point(
                 X,
                 y_index,
                 self.C * sample_weight,
@@ -573,6 +576,12 @@ class LeeLinWahbaSVC(_MulticlassHinge):
     _working_set_kernels = ()
     _dual_kind = "llw"
 
+    @staticmethod
+    def _interior_point(X, y, cost, **options):
+        # 10-20 steps at any C on the benchmark's data, where the ascent needs thousands of
+        # epochs
+        return fit_llw_linear(X, y, cost, **options)
+
     def _hinges(self, y, k):
         i, j = _other_labels(y, k)
         return i, np.arange(i.size), [(j, np.ones(i.size))]
@@ -785,8 +794,12 @@ class OneVsAllAbstain(_Abstains, _MulticlassHinge):
 
     def fit(self, X, y, sample_weight=None):
         """Solve the training program on ``X`` (n, d) and labels ``y`` (n,); see ``backend``."""
-        if self.backend == "dual":
-            return self._fit_interior_point(X, y, sample_weight)
+        if self.backend == "dual" and self.kernel != "linear":
+            self._check_params()
+            raise ValueError(
+                f"backend='dual' is for the linear kernel only; got kernel={self.kernel!r}: "
+                "use backend='libsvm' for kernels."
+            )
         if self.backend != "libsvm":
             return super().fit(X, y, sample_weight)
         self._check_params()
@@ -814,28 +827,9 @@ class OneVsAllAbstain(_Abstains, _MulticlassHinge):
         self.program_, self.n_rounds_ = None, 0
         return self
 
-    def _fit_interior_point(self, X, y, sample_weight):
-        """``backend='dual'``: the linear program by the interior-point method, certified."""
-        self._check_params()
-        if self.kernel != "linear":
-            raise ValueError(
-                f"backend='dual' is for the linear kernel only; got kernel={self.kernel!r}: "
-                "use backend='libsvm' for kernels."
-            )
-        X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
-        self.kernel_map_ = None
-        W, b, self.objective_, self.gap_, self.n_iter_ = fit_ova_linear(
-            X,
-            y_index,
-            self.C * sample_weight,
-            tol=DUAL_TOL,
-            n_classes=self.classes_.size,
-            fit_intercept=self.fit_intercept,
-        )
-        self._check_certified("the interior-point method", "steps")
-        self.coef_, self.intercept_ = W.T.copy(), b
-        self.dual_coef_, self.program_, self.n_rounds_ = None, None, 0
-        return self
+    @staticmethod
+    def _interior_point(X, y, cost, **options):
+        return fit_ova_linear(X, y, cost, **options)
 
     def __init__(
         self,
