@@ -6,6 +6,7 @@ does not wander).  ``HYPOTHESIS_PROFILE=explore`` draws fresh random examples (m
 a local hunt for counterexamples.
 """
 
+import functools
 import os
 import signal
 import warnings
@@ -102,3 +103,26 @@ def assert_raises_naming(call, names, exception=ValueError):
     message = str(info.value)
     for name in names:
         assert name in message, (name, message)
+
+
+def standardised_iris():
+    """Iris, features standardised, labels 0..2: shared by the baselines' interior-point tests
+    (``from conftest import standardised_iris``)."""
+    from sklearn.datasets import load_iris
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@functools.cache
+def standardised_optdigits(rows):
+    """The first ``rows`` optdigits rows, features standardised, labels 0..9."""
+    import numpy as np
+    from sklearn.preprocessing import StandardScaler
+
+    from advgame.datasets import load
+
+    data = load("multiclass/optdigits")
+    y = np.unique(data.y, return_inverse=True)[1][:rows]
+    return StandardScaler().fit_transform(data.X[:rows]), y

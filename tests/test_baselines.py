@@ -3,11 +3,10 @@ checks of the formulations, the abstain rules, scikit-learn conventions and bad 
 certificates of ``backend='dual'`` (dual coordinate ascent; the linear LLW's interior-point
 method)."""
 
-import functools
-
 import cvxpy as cp
 import numpy as np
 import pytest
+from conftest import standardised_iris, standardised_optdigits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -22,7 +21,6 @@ from sklearn.svm import SVC
 from advgame.benchmarks import baselines as bl
 from advgame.benchmarks._hinge_dual import _project_capped
 from advgame.compile.cvx import CLARABEL_OPTIONS
-from advgame.datasets import load
 
 #: Relative agreement of the optimal objective with the cvxpy reference.
 OBJECTIVE_RTOL = 1e-6
@@ -558,21 +556,15 @@ def _llw_reference(X, y, cost, k, intercept=True):
     return problem.value, W.value
 
 
-def _iris_features():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
-
-
-@functools.cache
-def _optdigits_features(rows=40):
-    data = load("multiclass/optdigits")
-    y = np.unique(data.y, return_inverse=True)[1][:rows]
-    return StandardScaler().fit_transform(data.X[:rows]), y
+def _optdigits_features():
+    return standardised_optdigits(40)
 
 
 @pytest.mark.parametrize("intercept", [True, False])
 @pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
-@pytest.mark.parametrize("data", [_iris_features, _optdigits_features], ids=["iris", "optdigits"])
+@pytest.mark.parametrize(
+    "data", [standardised_iris, _optdigits_features], ids=["iris", "optdigits"]
+)
 def test_llw_interior_point_brackets_the_cvxpy_optimum(data, C, intercept):
     """``fit_llw_linear`` on real data (iris, 3 classes; 40 optdigits rows, all 10 classes): the
     objective is ``P`` at the returned weights and offsets (each summing to zero over the
@@ -602,7 +594,7 @@ def test_llw_interior_point_agrees_with_the_exact_qp(intercept):
     """At a tight tolerance the interior-point method and the estimator's own compiled QP
     solved by HiGHS (``backend='highs'``, the program of ``_hinges`` and ``_extra_rows``) reach
     the same optimum of the same model: objectives, weights and offsets agree."""
-    X, y = _iris_features()
+    X, y = standardised_iris()
     X, y = X[::2], y[::2]
     W, b, objective, gap, _ = bl.fit_llw_linear(
         X, y, np.full(y.size, 3.0), tol=1e-10, fit_intercept=intercept
@@ -617,7 +609,7 @@ def test_llw_interior_point_agrees_with_the_exact_qp(intercept):
 def test_llw_interior_point_sample_weights():
     """Rows of weight 0 are left out, and an integer weight is that many copies of the row:
     the same optimum (tight tolerance), through the function and through the estimator."""
-    X, y = _iris_features()
+    X, y = standardised_iris()
     rng = np.random.default_rng(0)
     counts = rng.integers(0, 4, size=y.size)  # 0: dropped
     fit = lambda X, y, cost: bl.fit_llw_linear(X, y, cost, tol=1e-10, n_classes=3)  # noqa: E731

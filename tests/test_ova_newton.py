@@ -9,6 +9,7 @@ import functools
 import cvxpy as cp
 import numpy as np
 import pytest
+from conftest import standardised_iris, standardised_optdigits
 from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.datasets import load_iris
@@ -52,16 +53,8 @@ def _reference(X, y, cost, k, fit_intercept=True):
     return problem.value, W.value
 
 
-def _iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
-
-
-@functools.cache
-def _optdigits(rows=60):
-    data = load("multiclass/optdigits")
-    y = np.unique(data.y, return_inverse=True)[1][:rows]
-    return StandardScaler().fit_transform(data.X[:rows]), y
+def _optdigits():
+    return standardised_optdigits(60)
 
 
 def _assert_brackets(X, y, cost, k, fit_intercept, result, tol=1e-4):
@@ -84,7 +77,7 @@ def _assert_brackets(X, y, cost, k, fit_intercept, result, tol=1e-4):
 
 # ---------------------------------------------------------------------- the certificate
 @pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
-@pytest.mark.parametrize("data", [_iris, _optdigits], ids=["iris", "optdigits"])
+@pytest.mark.parametrize("data", [standardised_iris, _optdigits], ids=["iris", "optdigits"])
 def test_brackets_the_cvxpy_optimum(data, C):
     """On real data (iris, 3 classes; 60 optdigits rows, all 10 classes, ``p = 64``): the
     certified interval ``[P - gap, P]`` holds the optimum of the same QP written in cvxpy, and
@@ -100,7 +93,7 @@ def test_brackets_the_cvxpy_optimum(data, C):
 @pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
 def test_brackets_the_cvxpy_optimum_without_offsets(C):
     """``fit_intercept=False``: no offsets (and no equalities in the dual), the same brackets."""
-    X, y = _iris()
+    X, y = standardised_iris()
     cost = np.full(y.size, C)
     result = fit_ova_linear(X, y, cost, fit_intercept=False)
     _assert_brackets(X, y, cost, 3, False, result)
@@ -110,7 +103,7 @@ def test_brackets_the_cvxpy_optimum_without_offsets(C):
 def test_tight_tolerance_reaches_the_optimum(fit_intercept):
     """Asked for ``tol = 1e-10`` the method certifies it (rounding does not stall it first) and
     agrees with the cvxpy optimum to the reference's own accuracy."""
-    X, y = _iris()
+    X, y = standardised_iris()
     rng = np.random.default_rng(0)
     cost = 3.0 * rng.uniform(0.5, 2.0, size=y.size)
     result = fit_ova_linear(X, y, cost, tol=1e-10, fit_intercept=fit_intercept)
@@ -144,7 +137,7 @@ def test_agrees_with_the_highs_backend():
 def test_sample_weights_are_dropped_and_repeated_rows():
     """Rows of weight 0 are left out, and an integer weight is that many copies of the row:
     the same optimum (tight tolerance), through the function and through the estimator."""
-    X, y = _iris()
+    X, y = standardised_iris()
     counts = np.random.default_rng(0).integers(0, 4, size=y.size)  # 0: dropped
     fit = functools.partial(fit_ova_linear, tol=1e-10, n_classes=3)
     W, _, objective, _, _ = fit(X, y, 2.0 * counts)
@@ -168,7 +161,7 @@ def test_absent_and_zero_weight_classes_are_solved_exactly():
     offsets, the exact solution ``w_j = 0``, ``b_j = -1`` (hinges all zero, ``alpha_j = 0``): the
     other classes' solution is that of the problem without it.  Without offsets it is an
     ordinary class of the interior-point method (no equality): bracketed by cvxpy."""
-    X, y = _iris()
+    X, y = standardised_iris()
     cost = np.ones(y.size)
     W, b, objective, gap, _ = fit_ova_linear(X, y, cost, n_classes=5)
     W3, b3, objective3, gap3, _ = fit_ova_linear(X, y, cost)
@@ -191,7 +184,7 @@ def test_one_class_everywhere_and_no_cost():
     """Every row of one class: that class has no negative row (``w = 0``, ``b = +1``), the others
     no positive one (``b = -1``), ``P = 0`` exactly.  No row of positive cost: ``W = 0``, ``P =
     0``."""
-    X, y = _iris()
+    X, y = standardised_iris()
     W, b, objective, gap, steps = fit_ova_linear(X, np.full(y.size, 2), np.ones(y.size))
     assert np.all(W == 0.0) and list(b) == [-1.0, -1.0, 1.0]
     assert (objective, gap, steps) == (0.0, 0.0, 0)
@@ -203,7 +196,7 @@ def test_one_class_everywhere_and_no_cost():
 @pytest.mark.parametrize("C", [0.1, 100.0])
 def test_tiny_class(C, fit_intercept):
     """A class of one row among 150 (its offset far from the others'): bracketed by cvxpy."""
-    X, y = _iris()
+    X, y = standardised_iris()
     y = np.where(y == 2, 1, y)
     y[7] = 2
     cost = np.full(y.size, C)
@@ -283,7 +276,7 @@ def test_dual_backend_fits_and_predicts(fit_intercept):
     """``OneVsAllAbstain(backend='dual')``: the interior-point weights as ``coef_`` (k, d) and
     ``intercept_``, certified, the objective ``P`` at them, and ``predict`` the abstaining rule
     on ``decision_function``."""
-    X, y = _iris()
+    X, y = standardised_iris()
     names = np.array(["setosa", "versicolor", "virginica"])[y]
     model = bl.OneVsAllAbstain(
         C=1.0, fit_intercept=fit_intercept, backend="dual", abstain_label="none"
@@ -324,7 +317,7 @@ def test_dual_backend_matches_the_cvxpy_backend():
 
 
 def test_dual_backend_refuses_kernels():
-    X, y = _iris()
+    X, y = standardised_iris()
     with pytest.raises(ValueError, match="use backend='libsvm' for kernels"):
         bl.OneVsAllAbstain(kernel="rbf", backend="dual").fit(X, y)
 
