@@ -1445,8 +1445,8 @@ def fit_kernel(
     ``(s I + C K) dA = -g`` (``C = W dQ_mu/dF``, zero on the rows whose smoothed adversary is a
     vertex, so those rows take ``dA = -g / s`` and conjugate gradients run on the others only,
     with ``K`` restricted to them, or an exact solve for problems of at most
-    :data:`KERNEL_DIRECT_SIZE` coefficients, where the inexact steps stall; for the ball the rank-one part of the envelope's Hessian is
-    left out, which keeps a descent direction), damped by ``damping`` added to ``s``
+    :data:`KERNEL_DIRECT_SIZE` coefficients, where the inexact steps stall; for the ball the
+    rank-one part of the envelope's Hessian is left out, which keeps a descent direction), damped by ``damping`` added to ``s``
     (Levenberg-Marquardt in the ``K`` metric: :data:`DAMPING_DOWN` after a full step,
     :data:`DAMPING_UP` over the step length after a shortened one).  An Armijo line search
     moves along the step (``K dA`` is computed once; the trial points cost one smoothed game
@@ -1764,9 +1764,9 @@ def fit_kernel_dual(
                \qquad G = W (E_y - Q), \quad A = G / \lambda, \quad F = K A,
 
     with ``H(q) = c (1 - max_j q_j)`` for zero-one and ``H(q) = min(c (1 - max_j q_j), c
-    alpha)`` for abstain (``alpha <= 1/2``; Fathony et al. 2018a, Theorem 12).  With the other rows fixed, row ``i``'s best
-    ``q`` maximises ``H(q) + q^T f_i - (s_i/2) ||q - q_i||^2``, ``s_i = w_i K_ii / lam``: the
-    quadratically smoothed zero-one game (:func:`advgame.closed_forms.zero_one_quadratic_smoothing`)
+    alpha)`` for abstain (``alpha <= 1/2``; Fathony et al. 2018a, Theorem 12).  With the other
+    rows fixed, row ``i``'s best ``q`` maximises ``H(q) + q^T f_i - (s_i/2) ||q - q_i||^2``,
+    ``s_i = w_i K_ii / lam``: the quadratically smoothed zero-one game (:func:`advgame.closed_forms.zero_one_quadratic_smoothing`)
     with ``mu = s_i`` at ``f_i + s_i q_i``, for abstain followed by a projection onto the
     simplex capped at ``1 - alpha`` when its largest entry is below that
     (:func:`advgame._kernels._ascent_step`), an exact step in closed form, as LIBLINEAR's

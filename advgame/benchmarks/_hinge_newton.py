@@ -76,6 +76,19 @@ def _step_to_boundary(pairs):
     return t
 
 
+def _rows_that_count(X, y, cost, n_classes):
+    """The inputs as arrays (float ``X``, integer ``y``, float ``cost``), the number of labels
+    ``k`` (``n_classes``, or ``max(y) + 1`` and at least 2) and the rows of positive cost, the
+    only ones a hinge model's objective sees (shared with
+    :func:`advgame.benchmarks._ova_newton.fit_ova_linear`)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.int64)
+    cost = np.asarray(cost, dtype=np.float64)
+    k = max(int(y.max()) + 1 if y.size else 0, 2) if n_classes is None else int(n_classes)
+    keep = cost > 0
+    return X[keep], y[keep], cost[keep], k
+
+
 class _Hinges:
     """The data of one fit: rows of positive cost ``X`` (``n x p``, the constant column last
     when ``free_last``), their costs ``c`` and the hinge arguments ``(i, j != y_i)``, held as
@@ -262,16 +275,12 @@ def fit_llw_linear(X, y, cost, tol=1e-4, max_steps=100, n_classes=None, fit_inte
     steps : int
         Newton steps taken.
     """
-    X = np.asarray(X, dtype=np.float64)
-    M = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else np.ascontiguousarray(X)
-    y = np.asarray(y, dtype=np.int64)
-    cost = np.asarray(cost, dtype=np.float64)
-    p = M.shape[1]
-    k = max(int(y.max()) + 1 if y.size else 0, 2) if n_classes is None else int(n_classes)
-    keep = cost > 0
-    if not keep.any():  # no hinge counts: W = 0 is optimal, P = D = 0
+    X, y, c, k = _rows_that_count(X, y, cost, n_classes)
+    if c.size == 0:  # no hinge counts: W = 0 is optimal, P = D = 0
         return np.zeros((X.shape[1], k)), np.zeros(k), 0.0, 0.0, 0
-    hinges = _Hinges(M[keep], y[keep], cost[keep], k, free_last=fit_intercept)
+    M = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
+    p = M.shape[1]
+    hinges = _Hinges(M, y, c, k, free_last=fit_intercept)
     cap, penalised = hinges.cap, hinges.penalised[:, None]
     # an interior start: alpha in the middle of its box, W = 0 (so z = 1), v - u = z with u = 1
     # (W = W(alpha) instead took a third more steps on optdigits: W(c / 2) is far off)

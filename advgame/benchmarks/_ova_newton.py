@@ -63,7 +63,13 @@ on Optimization 2.
 import numpy as np
 import scipy.linalg
 
-from ._hinge_newton import BARRIER_FLOOR, PATIENCE, STEP_FRACTION, _step_to_boundary
+from ._hinge_newton import (
+    BARRIER_FLOOR,
+    PATIENCE,
+    STEP_FRACTION,
+    _rows_that_count,
+    _step_to_boundary,
+)
 
 __all__ = ["fit_ova_linear", "optimal_offsets"]
 
@@ -295,16 +301,11 @@ def fit_ova_linear(X, y, cost, tol=1e-4, max_steps=100, n_classes=None, fit_inte
     steps : int
         Newton steps taken.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.int64)
-    cost = np.asarray(cost, dtype=np.float64)
+    X, y, c, k = _rows_that_count(X, y, cost, n_classes)
     p = X.shape[1]
-    k = max(int(y.max()) + 1 if y.size else 0, 2) if n_classes is None else int(n_classes)
     W_out, b_out = np.zeros((p, k)), np.zeros(k)
-    keep = cost > 0
-    if not keep.any():  # no hinge counts: W = 0 (and any b) is optimal, P = D = 0
+    if c.size == 0:  # no hinge counts: W = 0 (and any b) is optimal, P = D = 0
         return W_out, b_out, 0.0, 0.0, 0
-    X, y, c = X[keep], y[keep], cost[keep]
     S = np.where(np.arange(k)[:, None] == y, 1.0, -1.0)  # class-major (k, n)
     classes = np.arange(k)
     if fit_intercept:  # one-sided classes: w_j = 0, b_j = -1 or +1, exactly optimal

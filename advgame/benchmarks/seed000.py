@@ -1164,8 +1164,9 @@ def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None):
     -------
     list of dict
         One record per (table, kernel, data set): ``columns`` maps a model to
-        ``(mean, sd, mark)``; ``chosen`` gives its tuned ``[lambda, width]``; abstention records
-        add ``abstained`` (% of test rows).
+        ``(mean, sd, mark)``; ``chosen`` gives its tuned ``[lambda, width]``; ``seconds`` the
+        seconds of its fits (tuning and splits, one worker each); abstention records add
+        ``abstained`` (% of test rows).
     """
     if settings is None:
         settings = QUICK if quick else FULL
