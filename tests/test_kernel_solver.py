@@ -97,12 +97,16 @@ def test_certified_gap_brackets_the_compiled_optimum(
     assert J == pytest.approx(result.objective, rel=1e-9)
 
 
+@pytest.mark.parametrize("binary", [False, True], ids=["k=3", "k=2"])
 @pytest.mark.parametrize("loss", ["ordinal", "zero_one"])
-def test_exact_newton_system_solves_it(iris, loss):
+def test_exact_newton_system_solves_it(iris, loss, binary):
     """``_kernel_direct`` solves ``(s I + C K) x = b``: the residual, with ``C`` applied to
-    ``K x`` by the smoother's own ``apply`` (not the blocks the solve assembles), vanishes;
-    and conjugate gradients run to a tight tolerance reach the same ``x``."""
+    ``K x`` by the smoother's own ``apply`` (not the blocks the solve assembles), vanishes
+    (``s`` from ``1e-4`` to ``1e4``, ``k = 2`` and 3); and conjugate gradients run to a tight
+    tolerance reach the same ``x``."""
     X, y = iris
+    if binary:
+        X, y = X[y < 2], y[y < 2]
     model, (game, K, y_index, w) = _compiled(X, y, loss=loss, kernel="rbf")
     smooth = solvers.smoothed_game(game)
     F = K @ np.random.default_rng(0).normal(size=(len(y), game.n_labels))
@@ -115,7 +119,7 @@ def test_exact_newton_system_solves_it(iris, loss):
 
     Ks = K[np.ix_(rows, rows)]
     b = np.random.default_rng(1).normal(size=(rows.size, game.n_labels))
-    for s in (1e-4, 1.0):
+    for s in (1e-4, 1.0, 1e4):
         x = solvers._kernel_direct(Ks, apply_c, s, b)
         residual = s * x + apply_c(Ks @ x) - b
         assert np.abs(residual).max() <= 1e-9 * np.abs(b).max()
