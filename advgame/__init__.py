@@ -3,81 +3,61 @@
 A loss matrix, a feature map, an uncertainty set and a polytope define a game; advgame solves it
 exactly (HiGHS / cvxpy) or through closed-form fast paths.  The design notes (docs/design.md,
 "Stable public names") list the public names.
+
+Every public name and submodule is imported on first access (PEP 562), so ``import advgame`` is
+quick: scikit-learn, cvxpy, numba and scipy load only with the estimator, solver or kernel that
+needs them.  Only highspy loads at once (:mod:`advgame._highs`): the first HiGHS model of a
+process prints a banner, and importing advgame spends it silently, so that no later HiGHS model
+(advgame's or cvxpy's) prints it.
 """
 
-from . import (
-    closed_forms,
-    datasets,
-    decoding,
-    features,
-    inference,
-    losses,
-    metrics,
-    polytopes,
-    uncertainty,
-    verify,
-    vertices,
-)
-from .declaration import PredictionGame
-from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError, SolverError
-from .game import Game
-from .graph import GraphGame
-from .losses import LossMatrix
-from .models import (
-    AdversarialClassifier,
-    AdversarialGraphicalModel,
-    AdversarialMatching,
-    GeneralizedPredictionSet,
-    LabelRanker,
-    MinimaxClassifier,
-    MinimaxRegressor,
-    ProjectionClassifier,
-    StructuredSVM,
-    error_rate_curve,
-    robust_feature_selection,
-)
-from .permutation import PermutationGame
-from .polytopes import FenchelYoungLoss
-from .uncertainty import Exact, MomentBalls, NormBall, SoftMoments
+from . import _highs  # noqa: F401  (spends highspy's banner; see the docstring)
+from ._lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AdversarialClassifier",
-    "AdversarialGraphicalModel",
-    "AdversarialMatching",
-    "StructuredSVM",
-    "ProjectionClassifier",
-    "GeneralizedPredictionSet",
-    "error_rate_curve",
-    "LabelRanker",
-    "MinimaxClassifier",
-    "MinimaxRegressor",
-    "robust_feature_selection",
-    "Exact",
-    "Game",
-    "PredictionGame",
-    "MomentBalls",
-    "GraphGame",
-    "PermutationGame",
-    "FenchelYoungLoss",
-    "NormBall",
-    "SoftMoments",
-    "LossMatrix",
-    "ConvergenceWarning",
-    "NotApplicableError",
-    "SizeLimitError",
-    "SolverError",
-    "closed_forms",
-    "datasets",
-    "decoding",
-    "features",
-    "inference",
-    "losses",
-    "metrics",
-    "polytopes",
-    "uncertainty",
-    "verify",
-    "vertices",
-    "__version__",
-]
+#: Public name -> the module (relative to this package) that defines it; ``None`` for the public
+#: submodules.
+_LAZY = {
+    "AdversarialClassifier": ".models",
+    "AdversarialGraphicalModel": ".models",
+    "AdversarialMatching": ".models",
+    "StructuredSVM": ".models",
+    "ProjectionClassifier": ".models",
+    "GeneralizedPredictionSet": ".models",
+    "error_rate_curve": ".models",
+    "LabelRanker": ".models",
+    "MinimaxClassifier": ".models",
+    "MinimaxRegressor": ".models",
+    "robust_feature_selection": ".models",
+    "Exact": ".uncertainty",
+    "Game": ".game",
+    "PredictionGame": ".declaration",
+    "MomentBalls": ".uncertainty",
+    "GraphGame": ".graph",
+    "PermutationGame": ".permutation",
+    "FenchelYoungLoss": ".polytopes",
+    "NormBall": ".uncertainty",
+    "SoftMoments": ".uncertainty",
+    "LossMatrix": ".losses",
+    "ConvergenceWarning": ".exceptions",
+    "NotApplicableError": ".exceptions",
+    "SizeLimitError": ".exceptions",
+    "SolverError": ".exceptions",
+    "closed_forms": None,
+    "datasets": None,
+    "decoding": None,
+    "features": None,
+    "inference": None,
+    "losses": None,
+    "metrics": None,
+    "polytopes": None,
+    "uncertainty": None,
+    "verify": None,
+    "vertices": None,
+}
+
+__all__ = [*_LAZY, "__version__"]
+
+
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY, __all__)

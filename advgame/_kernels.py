@@ -16,11 +16,23 @@ shrinking (:func:`dual_shrink`), the rows' duality gaps (:func:`dual_row_gaps`),
 exact potentials of the kernel solver's checks (:func:`kernel_potentials`) and its gathers of ``K``
 (:func:`submatrix`) are compiled beside it.
 
-The kernels are compiled on their first call and cached beside this file (``cache=True``).
-Measured on a fresh install: 3.5 s for the first kernel (numba's own start-up included), 0.7-1.4
-s for each of the others.  On a 2-core 2.5 GHz machine, ``advgame demo`` takes 25 s the first
-time and 7 s once cached (22 s and 7 s before the linear dual ascent's kernels); the first
-zero-one fit compiles for 14 s.
+The kernels are compiled on their first call and cached beside this file (``cache=True``), so a
+fresh install pays for each one once; the default fit (zero-one loss, linear dual ascent)
+compiles for 2.3-2.7 s of CPU (numba's own start-up, about 0.5 s, included;
+7.3-7.9 s before the rules below, on an idle 2-core machine).  What a compilation costs
+grows with the code typed and the calls linked, so:
+
+* no slice assignments (``a[:m] = b``): numba's shape check formats its error message, which
+  alone compiled its string machinery for 2-4 s;
+* no allocations in the compiled code of the default path: each ``np.empty`` signature is one
+  more compilation, so the Python wrappers allocate (:func:`_row_work`, :func:`_work`);
+* the zero-one game passes ``floor=None`` (:func:`_abstain_floor`), so the abstain branches and
+  :func:`_capped_projection` are left out when its kernels are typed;
+* one signature per kernel (float64, C-contiguous, int64 indices);
+* the few zero-one values of a certificate are computed by numpy (:func:`zero_one_value`, the
+  kernel's arithmetic to the last bit), not by :func:`zero_one_set`, whose compilation (about
+  2 s) the first fit then skips; the closed forms keep the kernel (3-10x faster), so the
+  first prediction compiles it.
 """
 
 import numpy as np
@@ -62,7 +74,8 @@ def _water_levels(gaps, m, volume, slack, level, size, members, start, scratch):
     for i in range(m):
         bound[i] = max(volume - slack[i], _TINY) if slack[i] >= 0 else volume
     for _ in range(k):
-        total[:m], count[:m], high[:m] = 0.0, 0.0, 0.0
+        for i in range(m):
+            total[i], count[i], high[i] = 0.0, 0.0, 0.0
         for j in range(k):
             for i in range(m):
                 g = gaps[j, i]
@@ -92,7 +105,8 @@ def _block_gaps(FT, start, m, top, gaps):
     """The block's row maxima ``top`` (NaN when a row has one) and gaps ``top - f`` (clipped
     to the largest float)."""
     k = FT.shape[0]
-    top[:m] = FT[0, start : start + m]
+    for i in range(m):
+        top[i] = FT[0, start + i]
     for j in range(1, k):
         for i in range(m):
             f = FT[j, start + i]
@@ -103,7 +117,6 @@ def _block_gaps(FT, start, m, top, gaps):
             gaps[j, i] = min(top[i] - FT[j, start + i], _HUGE)
 
 
-@njit(cache=True, error_model="numpy")  # NaN potentials: an empty set, q* NaN (reported)
 def zero_one_set(FT, weight):
     r"""The value and the best set ``S`` of Theorem 5 for every row (column of ``FT``).
 
@@ -115,13 +128,58 @@ def zero_one_set(FT, weight):
     the sets ``(n,)``.
     """
     k, n = FT.shape
-    value = np.empty(n)
-    members = np.empty((k, n))
-    count = np.empty(n, dtype=np.int64)
-    gaps = np.empty((k, BLOCK))
-    top, level, slack = np.empty(BLOCK), np.empty(BLOCK), np.empty(BLOCK)
+    value, members, count = np.empty(n), np.empty((k, n)), np.empty(n, dtype=np.int64)
+    gaps, block = np.empty((k, BLOCK)), np.empty((3, BLOCK))
     size = np.empty(BLOCK, dtype=np.int64)
-    scratch = _work()
+    _zero_one_set(FT, weight, value, members, count, gaps, block, size, _work())
+    return value, members, count
+
+
+def _sum_in_order(A):
+    """The sum of the rows of ``A`` (``(k, m)``) from 0.0, one row after the other: the order of
+    the compiled loops over the labels, which numpy's reductions keep only along an axis that is
+    not contiguous in memory (along a contiguous one they add pairwise)."""
+    total = np.zeros(A.shape[1])
+    for row in A:
+        total += row
+    return total
+
+
+def zero_one_value(FT, weight):
+    """The values of :func:`zero_one_set` (``(n,)``) by numpy, all rows at once: the arithmetic
+    of :func:`_block_gaps` and :func:`_water_levels` operation for operation
+    (:func:`_sum_in_order`), so the numbers are the compiled kernel's to the last bit.
+
+    For the few evaluations of the dual ascent's certificate (the objective ``J`` at each
+    check): 3-10x slower than the kernel (0.35 ms against 0.1 ms at 1,797 x 10), but the first
+    default fit on a fresh install then does not compile the kernel (about 2 s of CPU)."""
+    k = FT.shape[0]
+    weight = float(weight)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        top = FT.max(axis=0)
+        gaps = np.minimum(top - FT, _HUGE)
+        slack = 8 * k * _EPS * (np.abs(top) + weight)
+        sloppy = slack >= 0  # False for NaN potentials
+        bound = np.where(sloppy, np.maximum(weight - slack, _TINY), weight)
+        for _ in range(k):
+            inside = gaps < bound
+            kept = np.where(inside, gaps, 0.0)
+            count = inside.sum(axis=0)
+            level = (_sum_in_order(kept) + weight) / count
+            new = np.where(sloppy, np.maximum(level - slack, _TINY), level)
+            moving = kept.max(axis=0) >= new
+            if not moving.any():
+                break
+            bound = np.where(moving, new, bound)
+        return top + (weight - level)
+
+
+@njit(cache=True, error_model="numpy")  # NaN potentials: an empty set, q* NaN (reported)
+def _zero_one_set(FT, weight, value, members, count, gaps, block, size, scratch):
+    """:func:`zero_one_set` into its outputs, with the block's gaps, its top, level and slack
+    (the rows of ``block``), the sizes of its sets and the work arrays ``scratch``."""
+    k, n = FT.shape
+    top, level, slack = block[0], block[1], block[2]
     for start in range(0, n, BLOCK):
         m = min(BLOCK, n - start)
         _block_gaps(FT, start, m, top, gaps)
@@ -137,7 +195,6 @@ def zero_one_set(FT, weight):
         for j in range(k):
             for i in range(m):
                 members[j, start + i] *= level[i]
-    return value, members, count
 
 
 @njit(cache=True)
@@ -156,7 +213,6 @@ def _smoothed_levels(gaps, excess, m, mu, weight, d, e, sizes, capped, active, s
     _water_levels(excess, m, mu, no_slack, e, sizes[1], active, start, scratch)
 
 
-@njit(cache=True)
 def _work():
     """Work arrays of :func:`_water_levels` (rows 0-3) and a row of negative slacks (4)."""
     scratch = np.empty((5, BLOCK))
@@ -164,7 +220,6 @@ def _work():
     return scratch
 
 
-@njit(cache=True)
 def zero_one_smoothing(FT, mu, weight):
     r"""The quadratically smoothed zero-one game for every row (column of ``FT``).
 
@@ -174,6 +229,12 @@ def zero_one_smoothing(FT, mu, weight):
     capped labels (``f_j > u``, ``(k, n)`` bool) and their number, and the active ones
     (``q_j > 0``) and their number.
     """
+    return _zero_one_smoothing(FT, mu, weight, _work())
+
+
+@njit(cache=True)
+def _zero_one_smoothing(FT, mu, weight, scratch):
+    """:func:`zero_one_smoothing` with the work arrays ``scratch`` (:func:`_work`)."""
     k, n = FT.shape
     value, top, level, fill = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     Q = np.empty((k, n))
@@ -184,13 +245,13 @@ def zero_one_smoothing(FT, mu, weight):
     gaps, excess = np.empty((k, BLOCK)), np.empty((k, BLOCK))
     block_top, d, e, total = np.empty(BLOCK), np.empty(BLOCK), np.empty(BLOCK), np.empty(BLOCK)
     sizes = np.empty((2, BLOCK), dtype=np.int64)
-    scratch = _work()
     scale = 1.0 / mu
     for start in range(0, n, BLOCK):
         m = min(BLOCK, n - start)
         _block_gaps(FT, start, m, block_top, gaps)
         _smoothed_levels(gaps, excess, m, mu, weight, d, e, sizes, capped, active, start, scratch)
-        total[:m] = 0.0
+        for i in range(m):
+            total[i] = 0.0
         for j in range(k):
             for i in range(m):
                 q = max(e[i] - excess[j, i], 0.0) * scale
@@ -223,7 +284,7 @@ def _level(gaps, volume):
             if gaps[j] < bound:
                 count += 1.0
                 total += gaps[j]
-                high = max(high, gaps[j])
+                high = gaps[j] if gaps[j] > high else high
         level = (total + volume) / count
         if high < level:  # the next set keeps every member: this one is final
             break
@@ -268,20 +329,22 @@ def _ascent_step(f, Q, i, mu, coef, weight, floor, gaps, step, labels):
     top = -np.inf
     for j in range(k):
         gaps[j] = f[j] + mu * Q[i, j]
-        top = max(top, gaps[j])
+        top = gaps[j] if gaps[j] > top else top
     for j in range(k):
-        gaps[j] = min(top - gaps[j], _HUGE)
+        gap = top - gaps[j]
+        gaps[j] = gap if gap < _HUGE else _HUGE
     d = _level(gaps, weight)
     for j in range(k):
-        gaps[j] = max(gaps[j] - d, 0.0)
+        gaps[j] = gaps[j] - d if gaps[j] > d else 0.0
     e = _level(gaps, mu)
-    if e < floor * mu:
+    if floor is not None and e < floor * mu:
         for j in range(k):
-            gaps[j] = min((top - (f[j] + mu * Q[i, j])) / mu, _HUGE)
+            gap = (top - (f[j] + mu * Q[i, j])) / mu
+            gaps[j] = gap if gap < _HUGE else _HUGE
         _capped_projection(gaps, floor)
     else:
         for j in range(k):
-            gaps[j] = max(e - gaps[j], 0.0) / mu
+            gaps[j] = (e - gaps[j] if e > gaps[j] else 0.0) / mu
     m = 0
     for j in range(k):
         q = gaps[j]
@@ -322,7 +385,20 @@ def _capped_projection(gaps, cap):
     gaps[first] = cap
 
 
-@njit(cache=True)
+def _abstain_floor(floor):
+    """``floor`` for the abstain game, ``None`` for the zero-one game (``floor = 0``): the
+    compiled kernels then drop the abstain branches when they are typed (``floor is not None``),
+    so the zero-one game, the default, compiles neither them nor :func:`_capped_projection`."""
+    return float(floor) if floor > 0.0 else None
+
+
+def _row_work(k):
+    """The per-row work arrays of the ascent kernels: ``f``, ``gaps`` and ``step`` (the rows of
+    a ``(3, k)`` array) and ``labels``.  Allocated here rather than in compiled code, whose
+    every allocation signature is one more compilation on a fresh install."""
+    return np.empty((3, k)), np.empty(k, dtype=np.int64)
+
+
 def kernel_dual_epoch(FT, K, Q, order, rows, coef, curvature, weight, floor, still):
     r"""One epoch of dual coordinate ascent for the kernel zero-one or abstain game (``floor``,
     :func:`_ascent_step`) with soft moments
@@ -338,9 +414,17 @@ def kernel_dual_epoch(FT, K, Q, order, rows, coef, curvature, weight, floor, sti
     (``(n, k)``) and ``FT`` are updated in place; ``still[i]`` counts the epochs in a row in
     which ``q_i`` stayed (0 after a move).  Returns the number of rows that moved.
     """
+    work, labels = _row_work(FT.shape[0])
+    return _kernel_dual_epoch(
+        FT, K, Q, order, rows, coef, curvature, weight, _abstain_floor(floor), still, work, labels
+    )
+
+
+@njit(cache=True)
+def _kernel_dual_epoch(FT, K, Q, order, rows, coef, curvature, weight, floor, still, work, labels):
+    """:func:`kernel_dual_epoch` with the per-row work arrays (:func:`_row_work`)."""
     k = FT.shape[0]
-    f, gaps, step = np.empty(k), np.empty(k), np.empty(k)
-    labels = np.empty(k, dtype=np.int64)
+    f, gaps, step = work[0], work[1], work[2]
     moved_rows = 0
     for p in order:
         i = rows[p]
@@ -370,7 +454,6 @@ def _potentials(WT, x, f):
         f[j] = total
 
 
-@njit(cache=True)
 def linear_dual_epoch(WT, X, Q, order, weights, coef, curvature, weight, floor, still, gap):
     r"""One epoch of dual coordinate ascent for the linear zero-one or abstain game (``floor``,
     :func:`_ascent_step`) with soft moments
@@ -386,9 +469,19 @@ def linear_dual_epoch(WT, X, Q, order, weights, coef, curvature, weight, floor, 
     ``still[i]`` as in :func:`kernel_dual_epoch`; ``Q`` and ``WT`` are updated in place.
     Returns the number of rows that moved.
     """
-    k = WT.shape[0]
-    f, gaps, step = np.empty(k), np.empty(k), np.empty(k)
-    labels = np.empty(k, dtype=np.int64)
+    work, labels = _row_work(WT.shape[0])
+    floor = _abstain_floor(floor)
+    return _linear_dual_epoch(
+        WT, X, Q, order, weights, coef, curvature, weight, floor, still, gap, work, labels
+    )
+
+
+@njit(cache=True)
+def _linear_dual_epoch(
+    WT, X, Q, order, weights, coef, curvature, weight, floor, still, gap, work, labels
+):
+    """:func:`linear_dual_epoch` with the per-row work arrays (:func:`_row_work`)."""
+    f, gaps, step = work[0], work[1], work[2]
     moved_rows = 0
     for i in order:
         x = X[i]
@@ -421,29 +514,38 @@ def _row_gap(f, Q, i, weight, floor, gaps):
             second = f[j]
         qf += Q[i, j] * f[j]
         total += Q[i, j]
-        high = max(high, Q[i, j])
-    if floor > 0.0:
+        high = Q[i, j] if Q[i, j] > high else high
+    if floor is not None and floor > 0.0:
         alpha = 1.0 - floor
-        value = max(top, floor * top + alpha * second + weight * alpha)
-        return value - qf - weight * (total - max(high, floor))
+        mixed = floor * top + alpha * second + weight * alpha
+        value = mixed if mixed > top else top
+        return value - qf - weight * (total - (floor if floor > high else high))
     for j in range(k):
-        gaps[j] = min(top - f[j], _HUGE)
+        gap = top - f[j]
+        gaps[j] = gap if gap < _HUGE else _HUGE
     return top + (weight - _level(gaps, weight)) - qf - weight * (total - high)
 
 
-@njit(cache=True)
 def dual_row_gaps(FT, Q, rows, weights, weight, floor):
     r"""The duality gaps ``w_i (V(f_i) - q_i^T f_i - H(q_i))`` of the rows ``rows``, whose
     potentials are the columns of ``FT`` (``(k, rows.size)``): non-negative (up to rounding),
     0 exactly when ``q_i`` is a best response to ``f_i``, and summing to ``J(A) - D(Q)`` at
     ``A = diag(w) (E_y - Q) / lam`` (:func:`advgame.solvers.fit_kernel_dual`)."""
+    work, _ = _row_work(FT.shape[0])
+    out = np.empty(rows.size)
+    _dual_row_gaps(FT, Q, rows, weights, weight, _abstain_floor(floor), work, out)
+    return out
+
+
+@njit(cache=True)
+def _dual_row_gaps(FT, Q, rows, weights, weight, floor, work, out):
+    """:func:`dual_row_gaps` into ``out``, with the per-row work arrays (:func:`_row_work`)."""
     k = FT.shape[0]
-    f, gaps, out = np.empty(k), np.empty(k), np.empty(rows.size)
+    f, gaps = work[0], work[1]
     for p in range(rows.size):
         for j in range(k):
             f[j] = FT[j, p]
         out[p] = weights[rows[p]] * _row_gap(f, Q, rows[p], weight, floor, gaps)
-    return out
 
 
 @njit(cache=True)

@@ -22,7 +22,7 @@ Subcommands
     with the same Gaussian kernel (:mod:`advgame.benchmarks.kernel`).
 ``advgame bench minimax``
     Farnia and Tse's (2016) high-dimensional experiment and breast cancer: mmSVM, mmBC, mmRBC next
-    to LinearSVC and logistic regression (:mod:`advgame.benchmarks.minimax`).
+    to LinearSVC and logistic regression (:mod:`advgame.reproductions.farnia_tse2016`).
 ``advgame bench graph``
     Time per example of the graph game (Fathony et al. 2018b) by the LP, dual decomposition and
     brute force on chains, a tree and a grid, with DD's certification rate
@@ -30,28 +30,30 @@ Subcommands
 ``advgame bench graphical``
     Fathony et al.'s (2018b) Table 1 protocol on synthetic ordinal sequences: the adversarial
     graphical model next to a CRF and a structured SVM under six node losses
-    (:mod:`advgame.benchmarks.graphical`).
+    (:mod:`advgame.reproductions.fathony2018b`).
 ``advgame bench all`` (``--quick``, ``--out DIR``)
     Every benchmark in turn; with ``--out``, ``NAME.json`` and ``NAME.md`` for each in ``DIR``.
-``advgame reproduce SEED`` (``seed000`` ... ``seed004``, or ``all``)
+``advgame reproduce PAPER`` (or ``all``)
     The experiment tables of the five papers advgame implements (docs/references.md), with the
-    published numbers beside ours: ``seed000`` Fathony et al. (2018a), ``seed001`` Farnia and
-    Tse (2016), ``seed002`` Fathony et al. (2018b), ``seed003`` Wang and Qiao (2022) and
-    ``seed004`` Blondel (2019); the benchmark that reproduces each (:data:`REPRODUCTIONS`).
-    ``reproduce seed000`` also takes ``--n-jobs J`` (parallel joblib jobs, the tables unchanged),
-    ``--subsampled`` (the earlier runs' subsampled rows and kernel principal components; by
-    default every row and exact Gaussian kernels), ``--gaussian {exact,kpca}`` and ``--models``
-    (the columns to run).
+    published numbers beside ours: ``fathony2018a`` (alias ``seed000``), ``farnia_tse2016``
+    (``seed001``), ``fathony2018b`` (``seed002``), ``wang_qiao2022`` (``seed003``) and
+    ``blondel2019`` (``seed004``), each the module of :mod:`advgame.reproductions` that
+    reproduces the paper (:data:`REPRODUCTIONS`, :data:`RUNS`).
+    ``reproduce fathony2018a`` also takes ``--n-jobs J`` (parallel joblib jobs, the tables
+    unchanged), ``--subsampled`` (the earlier runs' subsampled rows and kernel principal
+    components; by default every row and exact Gaussian kernels), ``--gaussian {exact,kpca}``
+    and ``--models`` (the columns to run).
 ``advgame bench prediction-sets``
     Wang and Qiao's (2022) Tables 1-3 (Examples 1-2, optdigits in place of zipcode): set-valued
     classifiers with split-conformal thresholds (KDE, OCSVM, BSVM, GPS, GPSKFS) beside the published
     numbers, and the time of one class's dual QP and of a GPS fit
-    (:mod:`advgame.benchmarks.prediction_sets`).
+    (:mod:`advgame.reproductions.wang_qiao2022`).
 ``advgame compare --data FILE.csv --target COLUMN --loss LOSS``
     Your data by the evaluation protocol of Fathony et al., "Consistent Robust Adversarial
     Prediction for General Multiclass Classification" (arXiv:1812.07526, 2018): the
     adversarial model against the baselines that paper compares it with, cross-validated
-    regularisation, seeded stratified splits (:func:`advgame.benchmarks.seed000.compare`).
+    regularisation, seeded stratified splits
+    (:func:`advgame.reproductions.fathony2018a.compare.compare`).
 ``advgame --version``
     Prints ``advgame VERSION``.
 
@@ -60,7 +62,8 @@ Labels and actions are numbered from 0, as in the printed loss matrix.  Every fi
 directory): devices such as ``/dev/zero``, FIFOs and sockets are refused with :func:`os.stat`
 before anything is opened.  Size arguments are capped (:data:`VERIFY_MAX_K`,
 :data:`VERIFY_MAX_ROWS`, :data:`VERIFY_MAX_ENTRIES`, :data:`MATRIX_MAX_ACTIONS`,
-:data:`COMPARE_MAX_JOBS` and the limits of :func:`~advgame.benchmarks.seed000.compare`) so that
+:data:`COMPARE_MAX_JOBS` and the limits of
+:func:`~advgame.reproductions.fathony2018a.compare.compare`) so that
 a run stays under about 1 GiB of memory.
 """
 
@@ -75,14 +78,12 @@ from pathlib import Path
 
 import numpy as np
 
+# Only light modules at the top (numpy, no scipy): ``advgame --help`` and the argument checks
+# run before scikit-learn, cvxpy, numba or scipy load; each subcommand imports what it runs.
 from . import __version__, losses
 from ._files import check_regular_file
-from .declaration import PredictionGame
 from .exceptions import SizeLimitError
-from .game import Game
 from .losses import LossMatrix
-from .uncertainty import as_uncertainty
-from .verify import VERIFY_RTOL, verify_game
 
 __all__ = ["main"]
 
@@ -104,9 +105,9 @@ VERIFY_MAX_ENTRIES = 2_000_000
 MATRIX_MAX_ACTIONS = 2_000
 #: Most parallel jobs of ``compare`` (each worker is a process of about 200 MB).
 COMPARE_MAX_JOBS = 4
-#: Most parallel jobs of ``reproduce seed000 --n-jobs`` (a full-data Gaussian worker holds
+#: Most parallel jobs of ``reproduce fathony2018a --n-jobs`` (a full-data Gaussian worker holds
 #: Gram matrices of up to 4,504 x 4,504 rows, a few hundred MB; larger clusters go through
-#: ``joblib.parallel_config`` and :func:`advgame.benchmarks.seed000.run`).
+#: ``joblib.parallel_config`` and :func:`advgame.reproductions.fathony2018a.run`).
 REPRODUCE_MAX_JOBS = 16
 
 LOSSES = {
@@ -116,7 +117,8 @@ LOSSES = {
     "abstain": losses.abstain,
 }
 
-#: ``advgame bench NAME``: (name, summary, what ``--quick`` does); modules in advgame.benchmarks.
+#: ``advgame bench NAME``: (name, summary, what ``--quick`` does); the module of each is in
+#: :data:`RUNS` (four are reproductions, named also by :data:`REPRODUCTIONS`).
 BENCHMARKS = (
     ("oracle", "closed forms vs vertex tables vs LPs", "fewer rows and repeats"),
     ("train", "AdversarialClassifier vs scikit-learn", "2,000-row subsamples (for tests)"),
@@ -150,8 +152,9 @@ BENCHMARKS = (
     ),
 )
 
-#: ``advgame reproduce SEED``: (subcommand, the benchmark that reproduces the paper's experiment
-#: tables, summary naming the paper).
+#: ``advgame reproduce PAPER``: (the paper's historical alias, the name of its run in
+#: :data:`RUNS` (``advgame bench NAME``, and the files ``reproduce all --out DIR`` writes),
+#: summary naming the paper).  The subcommand is the paper's module name, e.g. ``fathony2018a``.
 REPRODUCTIONS = (
     (
         "seed000",
@@ -167,6 +170,22 @@ REPRODUCTIONS = (
     ),
     ("seed004", "projection-losses", "Blondel's (2019) Tables 1, 2, 4, 6, 7 (projection losses)"),
 )
+
+#: The module (relative to advgame) whose ``run(quick, out, print_fn)`` does each run: the timing
+#: benchmarks, then the papers' reproductions, each module named after its paper.
+RUNS = {
+    "oracle": ".benchmarks.oracle",
+    "train": ".benchmarks.train",
+    "kernel": ".benchmarks.kernel",
+    "graph": ".benchmarks.graph",
+    "projections": ".benchmarks.projections",
+    "compile": ".benchmarks.compile",
+    "seed000": ".reproductions.fathony2018a",
+    "minimax": ".reproductions.farnia_tse2016",
+    "graphical": ".reproductions.fathony2018b",
+    "prediction-sets": ".reproductions.wang_qiao2022",
+    "projection-losses": ".reproductions.blondel2019",
+}
 
 DEMO_GAMES = (
     ("zero-one loss, k=4", lambda: losses.zero_one(4), (1.0, 0.8, -0.5, 0.2)),
@@ -309,24 +328,6 @@ def _parse_potentials(text, k):
 
 
 # ----------------------------------------------------------------------------- explanations
-def structure_lines(game):
-    """The recognised structure and what ``method='auto'`` uses."""
-    fast = game.fast_path
-    if fast is None:
-        auto = "the LP oracle (one vectorised simplex over all rows of a call)"
-    elif fast == "vertices":
-        auto = (
-            "vertex table (one matrix product for all rows) for calls with enough rows to pay "
-            "for building it, else the LP oracle"
-        )
-    else:
-        auto = f"{fast} closed form"
-    return [
-        f"recognised structure: {game.structure}",
-        f"method='auto' uses:   {auto}   (Game.fast_path = {fast!r})",
-    ]
-
-
 def _linear(coefficients, variable):
     return " + ".join(f"{_number(c)} {variable}{i}" for i, c in enumerate(coefficients))
 
@@ -366,27 +367,11 @@ def dual_lines(L):
     ]
 
 
-def theorem_vertex_count(structure, k):
-    """``(count, formula)`` of the extreme points Fathony et al.'s (2018a) theorems predict, or None."""
-    kind = structure.kind
-    if kind == "zero_one":
-        return 2**k - 1, "2^k - 1 (Theorem 5)"
-    if kind == "ordinal":
-        return k * (k + 1) // 2, "k(k+1)/2 (Theorem 6)"
-    if kind == "squared":
-        return k + (k + 1) * k * (k - 1) // 6, "k + (k+1)k(k-1)/6 (Theorem 7)"
-    if kind == "abstain" and structure.has_closed_form:
-        if structure.alpha == 0:
-            return k, "k at alpha = 0 (Theorem 12)"
-        if structure.alpha == 0.5:
-            return k * (k + 1) // 2, "k(k+1)/2 at alpha = 1/2 (Theorem 12)"
-        return k * k, "k^2 for 0 < alpha < 1/2 (Theorem 12)"
-    return None
-
-
 def vertex_lines(game):
     """The extreme points ``(q, v)`` as exact fractions, their count and the theorem's count."""
-    predicted = theorem_vertex_count(game.structure, game.n_labels)
+    from .explain import theorem_vertex_count
+
+    predicted = theorem_vertex_count(game.loss)
     expected = (
         ""
         if predicted is None
@@ -406,47 +391,6 @@ def vertex_lines(game):
     if not expected:
         return _capped(rows) + [f"{total} (enumerated from the matrix by bases, Proposition 4)"]
     return _capped(rows) + [f"{total}; {expected}"]
-
-
-def closed_form_lines(structure):
-    """The closed form that applies, as a formula with its theorem in Fathony et al. (2018a)."""
-    kind = structure.kind
-    if kind == "general":
-        return ["none (general matrix): vertex table / LP"]
-    c = _number(structure.weight)
-    if kind == "permutation_hamming":
-        return [
-            "none in closed form: the Birkhoff game (Fathony et al. 2018c; docs/design.md, Appendix B). "
-            "Potentials linear in the "
-            "permutation matrices, f_pi = <Theta, P_pi>, are solved by the compact LP "
-            f"max_(Q in Birkhoff, a, b) c (m - 1'a - 1'b) + <Theta, Q> s.t. a_i + b_j >= Q_ij, c = {c} "
-            "(advgame.PermutationGame), q* and p* by Birkhoff-von Neumann; other rows by the LP"
-        ]
-    if kind == "zero_one":
-        return [
-            f"value(f) = max over nonempty S of (sum_(i in S) f_i + c (|S| - 1)) / |S|,  c = {c};"
-            "  q* is uniform on the best S   [Fathony et al. 2018a, Theorem 5, Corollary 9]"
-        ]
-    if kind == "ordinal":
-        return [
-            f"value(f) = 1/2 max_i (f_i - c i) + 1/2 max_j (f_j + c j),  c = {c};"
-            "  q* = (e_i* + e_j*) / 2   [Fathony et al. 2018a, Theorem 6, Eq. 7, Corollary 10]"
-        ]
-    if kind == "squared":
-        return [
-            "value(f) = max{ max_(i < l <= j) ((2(j-l)+1) [f_i + c (l-i)^2] + (2(l-i)-1) "
-            f"[f_j + c (j-l)^2]) / (2(j-i)),  max_i f_i }},  c = {c}"
-            "   [Fathony et al. 2018a, Theorem 7, Corollary 11]"
-        ]
-    alpha = _number(structure.alpha)
-    if not structure.has_closed_form:
-        return [f"none: Theorems 12-13 need alpha <= 1/2 (here alpha = {alpha}): vertex table / LP"]
-    return [
-        "value(f) = max{ f_(1),  (1 - alpha) f_(1) + alpha f_(2) + c alpha } over the two largest "
-        f"potentials,  c = {c}, alpha = {alpha}   [Fathony et al. 2018a, Theorem 12]",
-        "prediction: p* from the top two potentials [Theorem 13]; predict argmax f if "
-        "f_(1) - f_(2) >= c/2, else abstain [Corollary 14]",
-    ]
 
 
 def solution_lines(game, f):
@@ -478,15 +422,21 @@ def verify_summary(report):
 # ----------------------------------------------------------------------------- subcommands
 def cmd_explain(args):
     """``advgame explain``: print the game of one loss matrix, step by step."""
+    from . import explain
+    from .declaration import PredictionGame
+    from .game import Game
+    from .uncertainty import as_uncertainty
+    from .verify import verify_game
+
     L = _loss_from_args(args, max_k=EXPLAIN_MAX_K)
     f = None if args.potentials is None else _parse_potentials(args.potentials, L.n_labels)
     game = Game(L)
     _section("Loss matrix L[a, y] (rows: actions a, columns: labels y)", [repr(L)])
-    _section("Structure", structure_lines(game))
+    _section("Structure", explain.structure_lines(game))
     _section("The game LP (Fathony et al. 2018a, Eq. 4)", primal_lines(L))
     _section("Its dual: the predictor's LP (Fathony et al. 2018a, Eq. 10)", dual_lines(L))
     _section("Extreme points of {(q, v): L q >= v 1, q in simplex}", vertex_lines(game))
-    _section("Closed form", closed_form_lines(L.structure))
+    _section("Closed form", explain.closed_form_lines(L, _number))
     _section("Agreement check", [str(verify_game(game, n=CHECK_ROWS))])
     if f is not None:
         _section("One potential vector (method='auto')", solution_lines(game, f))
@@ -501,6 +451,8 @@ def cmd_explain(args):
 
 def cmd_verify(args):
     """``advgame verify``: every method against the LP; exit code 1 if any disagrees."""
+    from .verify import VERIFY_RTOL, verify_game
+
     L = _loss_from_args(args, max_k=VERIFY_MAX_K, command="verify")
     if args.n * L.n_labels > VERIFY_MAX_ENTRIES:
         raise ValueError(
@@ -523,27 +475,39 @@ def cmd_demo(args):
         "advgame solves the game  value(f) = max_q min_p p'Lq + f'q  (Fathony et al. 2018a, Eq. 4)\n"
         "for a loss matrix L and potentials f (one score per label). The adversary's q* is a\n"
         "subgradient of the value (what learning needs); the predictor's p* is the minimax\n"
-        "prediction."
+        "prediction.",
+        flush=True,  # before the imports and the first compile of the kernels
     )
+    from . import explain
+    from .game import Game
+    from .verify import verify_game
+
     for title, make_loss, f in DEMO_GAMES:
-        game = Game(make_loss())
-        _section(title, structure_lines(game)[:1] + closed_form_lines(game.structure))
+        L = make_loss()
+        game = Game(L)
+        _section(title, explain.structure_lines(game)[:1] + explain.closed_form_lines(L, _number))
         for line in solution_lines(game, np.array(f)):
             print(line)
         print(verify_summary(verify_game(game, n=CHECK_ROWS)))
-    from .demo import training_report
-
     _section("Training: the loss you declare, against scikit-learn baselines", [])
+    from .demo import training_report  # scikit-learn: about a second to import
+
     training_report()
     print("\nNext: 'advgame explain zero-one --k 3' shows the LP, its dual and the extreme points.")
     return 0
 
 
 def _benchmark(name):
-    """The module of ``advgame bench NAME`` (its ``run(quick, out, print_fn)`` does the work)."""
+    """The module of the run ``name`` (:data:`RUNS`; its ``run(quick, out, print_fn)`` does the
+    work)."""
     from importlib import import_module
 
-    return import_module(f".benchmarks.{name.replace('-', '_')}", __package__)
+    return import_module(RUNS[name], __package__)
+
+
+def _paper(name):
+    """The paper (its module's name, e.g. ``fathony2018a``) that the run ``name`` reproduces."""
+    return RUNS[name].rpartition(".")[2]
 
 
 def run_all(names, quick, out_dir):
@@ -552,7 +516,7 @@ def run_all(names, quick, out_dir):
     benchmark that fails (each checks its own answers)."""
     from pathlib import Path
 
-    from .benchmarks.oracle import write_results
+    from .benchmarks.report import write_results
 
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
@@ -581,17 +545,18 @@ def cmd_bench(args):
 
 
 def cmd_reproduce(args):
-    """``advgame reproduce SEED`` (:data:`REPRODUCTIONS`) or ``advgame reproduce all``."""
-    _check_out(args.out, directory=args.seed == "all")
-    if args.seed == "all":
+    """``advgame reproduce PAPER`` (or its alias ``seed00N``, :data:`REPRODUCTIONS`) or ``advgame
+    reproduce all``."""
+    _check_out(args.out, directory=args.paper == "all")
+    if args.paper == "all":
         return run_all([bench for _, bench, _ in REPRODUCTIONS], args.quick, args.out)
-    bench = {seed: bench for seed, bench, _ in REPRODUCTIONS}[args.seed]
+    bench = next(b for seed, b, _ in REPRODUCTIONS if args.paper in (seed, _paper(b)))
     options = {}
     if getattr(args, "n_jobs", None) is not None:
         options["n_jobs"] = args.n_jobs
     models = getattr(args, "models", None)
     if getattr(args, "gaussian", None) is not None or getattr(args, "subsampled", False) or models:
-        from .benchmarks.seed000 import FULL, QUICK, SUBSAMPLED
+        from .reproductions.fathony2018a.settings import FULL, QUICK, SUBSAMPLED
 
         settings = QUICK if args.quick else SUBSAMPLED if args.subsampled else FULL
         if args.gaussian is not None:
@@ -605,8 +570,8 @@ def cmd_reproduce(args):
 
 def cmd_compare(args):
     """``advgame compare``: the adversarial model against its baselines on the user's CSV."""
-    from .benchmarks.seed000 import compare
     from .datasets import load_csv
+    from .reproductions.fathony2018a.compare import compare
 
     _regular_file(args.data, "--data")
     if args.bins is not None and args.loss != "ordinal":
@@ -827,8 +792,10 @@ def build_parser():
         "bench", help="benchmarks: speed and accuracy against peers", formatter_class=_formatter
     )
     benchmarks = bench.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    papers = {bench: _paper(bench) for _, bench, _ in REPRODUCTIONS}
     for name, summary, quick in BENCHMARKS:
-        _run_options(benchmarks.add_parser(name, help=summary), cmd_bench, quick)
+        also = f" (= advgame reproduce {papers[name]})" if name in papers else ""
+        _run_options(benchmarks.add_parser(name, help=summary + also), cmd_bench, quick)
     _run_options(
         benchmarks.add_parser("all", help="every benchmark above, in turn"), cmd_bench, all_=True
     )
@@ -836,24 +803,26 @@ def build_parser():
     reproduce = commands.add_parser(
         "reproduce",
         help="the papers' experiment tables, published numbers beside ours",
-        formatter_class=_formatter,
+        # room for the papers' names and their aliases on the line of their summaries
+        formatter_class=lambda prog: _Formatter(prog, max_help_position=32),
     )
-    seeds = reproduce.add_subparsers(dest="seed", required=True, metavar="SEED")
+    papers = reproduce.add_subparsers(dest="paper", required=True, metavar="PAPER")
     for seed, bench, summary in REPRODUCTIONS:
-        alias = "" if bench == seed else f" (= advgame bench {bench})"
-        command = seeds.add_parser(seed, help=summary + alias)
+        also = "" if bench == seed else f" (= advgame bench {bench})"
+        command = papers.add_parser(_paper(bench), aliases=[seed], help=summary + also)
         _run_options(command, cmd_reproduce, "few splits, small grids")
         if seed == "seed000":
-            _seed000_options(command)
+            _fathony2018a_options(command)
     _run_options(
-        seeds.add_parser("all", help="every paper above, in turn"), cmd_reproduce, all_=True
+        papers.add_parser("all", help="every paper above, in turn"), cmd_reproduce, all_=True
     )
     _compare_parser(commands)
     return parser
 
 
-def _seed000_options(command):
-    """``reproduce seed000``'s ``--n-jobs``, ``--gaussian``, ``--subsampled`` and ``--models``."""
+def _fathony2018a_options(command):
+    """``reproduce fathony2018a``'s ``--n-jobs``, ``--gaussian``, ``--subsampled`` and
+    ``--models``."""
     command.add_argument(
         "--n-jobs",
         type=_bounded(1, REPRODUCE_MAX_JOBS, "REPRODUCE_MAX_JOBS"),
@@ -887,14 +856,14 @@ def _seed000_options(command):
 
 def _compare_parser(commands):
     """``advgame compare``: its options, with their caps in the help."""
-    from .benchmarks.seed000 import (
+    from .datasets import MAX_CSV_BYTES
+    from .reproductions.fathony2018a.settings import (
         COMPARE,
         COMPARE_LOSSES,
         MAX_COMPARE_ROWS,
         MAX_COMPARE_SPLITS,
         MAX_ORDINAL_CLASSES,
     )
-    from .datasets import MAX_CSV_BYTES
 
     compare = commands.add_parser(
         "compare",

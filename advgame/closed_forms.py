@@ -13,6 +13,7 @@ Eq. 9/10) is the LP dual.  Weighted losses follow Fathony et al. 2018a, Theorem 
 
 Each structure has three functions: ``<kind>(F, ...) -> (value, q)``, ``<kind>_predictor(F, ...)
 -> p`` and ``<kind>_vertices(k, ...) -> (Q, v)``, the extreme-point set ``D`` of the paper's proof.
+When ``method='auto'`` uses them, and at what cost, is said once, in :mod:`advgame.fast_paths`.
 """
 
 from typing import Any
@@ -114,8 +115,7 @@ def zero_one(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray
 
     The maximising ``S`` is a set of largest potentials, ``{f_j > V - c}``: the labels above the
     water level ``u`` with ``sum_j (f_j - u)_+ = c`` (``V = u + c``), found for all rows at once
-    by Newton passes (:func:`advgame._kernels.zero_one_set`, ``O(k)`` per row and pass); ``q*``
-    is uniform on ``S``.  Labels tied with the smallest member of ``S`` are in ``S``; labels at
+    by Newton passes (:func:`advgame._kernels.zero_one_set`); ``q*`` is uniform on ``S``.  Labels tied with the smallest member of ``S`` are in ``S``; labels at
     the level itself (which leave the value unchanged) are not.
     """
     value, Q, _ = _zero_one_set(F, weight)
@@ -159,7 +159,7 @@ def ordinal(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]
     .. math::  V(f) = \tfrac12 \max_i (f_i - c\,i) + \tfrac12 \max_j (f_j + c\,j),
                \qquad q^* = \tfrac12 (e_{i^*} + e_{j^*}).
 
-    The two maximisations are independent, so the cost is ``O(k)`` per row.
+    The two maximisations are independent.
     """
     a, b, i, j = _ordinal_ends(F, weight)
     q = _scatter(F.shape[1], F.shape[0], i, 0.5, j, 0.5)
@@ -198,10 +198,9 @@ def ordinal_vertices(k: int, weight: float = 1.0) -> tuple[np.ndarray, np.ndarra
 
 # ---------------------------------------------------------------------------------------- squared
 def _squared_vertex(F, weight):
-    r"""Best vertex of Theorem 7 in ``O(k)`` per row (the paper's algorithm is ``O(k^3)``):
-    :func:`advgame._kernels.squared_vertex`, an upper concave hull of the points ``(j, f_j + c
-    j^2)``.  Returns the value, ``i``, ``d`` (0 for a single point ``e_i``) and ``u = theta -
-    i``."""
+    r"""Best vertex of Theorem 7 by :func:`advgame._kernels.squared_vertex`, an upper concave
+    hull of the points ``(j, f_j + c j^2)``.  Returns the value, ``i``, ``d`` (0 for a single
+    point ``e_i``) and ``u = theta - i``."""
     return _kernels.squared_vertex(_columns(F), float(weight))
 
 
@@ -211,8 +210,7 @@ def squared(F: np.ndarray, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]
     .. math::  V(f) = \max\Big\{ \max_{i < l \le j}
         \frac{(2(j-l)+1)[f_i + c(l-i)^2] + (2(l-i)-1)[f_j + c(j-l)^2]}{2(j-i)},\ \max_i f_i \Big\}
 
-    evaluated in ``O(k)`` amortised per row by :func:`_squared_vertex`, an upper concave hull
-    (``l = i + u + 1/2``).
+    evaluated by :func:`_squared_vertex`, an upper concave hull (``l = i + u + 1/2``).
     """
     value, i, d, u = _squared_vertex(F, weight)
     share = u / np.maximum(d, 1)  # u = 0 for a single point (d = 0)
@@ -281,7 +279,7 @@ def abstain(F: np.ndarray, alpha: float, weight: float = 1.0) -> tuple[np.ndarra
 
     .. math::  V(f) = \max\{ f_{(1)},\ (1-\alpha) f_{(1)} + \alpha f_{(2)} + c\,\alpha \}
 
-    with ``f_(1) >= f_(2)`` the two largest potentials (``O(k)`` per row).  ``q*`` is
+    with ``f_(1) >= f_(2)`` the two largest potentials.  ``q*`` is
     ``e_{i*}`` or ``(1 - alpha) e_{i*} + alpha e_{j*}``.
     """
     _check_alpha(alpha)

@@ -497,9 +497,11 @@ def make_ordinal_sequences(
     return X_list, y_list
 
 
-def _prediction_set_sizes(n_per_class, n_outliers):
+def _prediction_set_rng(n_per_class, n_outliers, random_state):
+    """Check the sizes of a prediction-set example; its random generator."""
     _check_count("n_per_class", n_per_class, 1)
     _check_count("n_outliers", n_outliers, 0)
+    return np.random.default_rng(random_state)
 
 
 def make_prediction_set_example1(
@@ -534,8 +536,7 @@ def make_prediction_set_example1(
     X : ndarray of shape (4 n_per_class + n_outliers, 10)
     y : ndarray of int, labels ``1..4`` and ``OUTLIER`` (-1)
     """
-    _prediction_set_sizes(n_per_class, n_outliers)
-    rng = np.random.default_rng(random_state)
+    rng = _prediction_set_rng(n_per_class, n_outliers, random_state)
     radius, angle = rng.uniform(0, 6, 4), rng.uniform(0, 2 * np.pi, 4)
     means = radius[:, None] * np.column_stack([np.cos(angle), np.sin(angle)])
     sigma, eps = rng.uniform(0.8, 1.2, 4), rng.uniform(-0.5, 0.5, 4)
@@ -565,18 +566,15 @@ def make_prediction_set_example2(
 
     Parameters
     ----------
-    n_per_class : int, default=200
-    n_outliers : int, default=200
-        Outliers (label :data:`OUTLIER`), ``0`` for none.
-    random_state : int, numpy.random.Generator or None
+    n_per_class, n_outliers, random_state
+        As in :func:`make_prediction_set_example1`.
 
     Returns
     -------
     X : ndarray of shape (3 n_per_class + n_outliers, 100)
     y : ndarray of int, labels ``1..3`` and ``OUTLIER`` (-1)
     """
-    _prediction_set_sizes(n_per_class, n_outliers)
-    rng = np.random.default_rng(random_state)
+    rng = _prediction_set_rng(n_per_class, n_outliers, random_state)
     y = np.concatenate([np.repeat(np.arange(1, 4), n_per_class), np.full(n_outliers, OUTLIER)])
     low = np.where(y == OUTLIER, 15.0, 4.0 * (y - 1))
     radius = rng.uniform(low, low + 5.0)

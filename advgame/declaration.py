@@ -19,21 +19,26 @@ games and why (:meth:`PredictionGame.explain`).  Estimators translate their para
 declaration (their ``game_``) and fit through it.
 """
 
-import copy
-import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
-import numpy as np
 from numpy.typing import ArrayLike
 
-from . import losses, polytopes
-from ._validation import as_float_array, check_finite, check_rankings, check_real
-from .compile import compile_learning
-from .compile.graph import graph_latex
-from .compile.learning import LearningProgram, learning_latex
-from .compile.matching import compile_matching, matching_latex
-from .compile.minimax import MinimaxProgram, compile_minimax, minimax_kind, minimax_latex
+from . import explain, losses, polytopes
+from ._validation import check_real
+from .compile.graph import build_graph, graph_latex
+from .compile.inputs import (
+    HAMMING,
+    LOSS_ALIASES,
+    LOSS_NAMES,
+    classes_of,
+    declared_loss_matrix,
+    hamming_items,
+    resolve_loss_matrix,
+)
+from .compile.learning import LearningProgram, build_learning, learning_latex
+from .compile.matching import build_matching, matching_latex
+from .compile.minimax import MinimaxProgram, build_minimax, minimax_kind, minimax_latex
+from .exceptions import NotApplicableError
 from .features import (
     CallableFeatures,
     FeatureMap,
@@ -42,127 +47,39 @@ from .features import (
     Multiclass,
     Thresholded,
 )
-from .game import AUTO_LP_CALL_ROWS, AUTO_TABLE_ROWS_PER_BASIS, AUTO_VERTEX_BASES, Game
-from .losses import (
-    ABSTAIN_CLOSED_FORM_MAX_ALPHA,
-    STRUCTURE_RTOL,
-    Entropy,
-    LossMatrix,
-)
+from .game import Game
+from .losses import Entropy, LossMatrix
 from .uncertainty import Exact, MomentBalls, NormBall, UncertaintySet, as_uncertainty
-from .vertices import basis_count
 
-__all__ = ["PredictionGame", "LOSS_NAMES", "FEATURE_NAMES", "classes_of", "resolve_loss_matrix"]
+__all__ = [
+    "PredictionGame",
+    "BUILDERS",
+    "LOSS_NAMES",
+    "FEATURE_NAMES",
+    "classes_of",
+    "resolve_loss_matrix",
+]
 
-#: Loss names a declaration accepts (built for ``k`` classes when the data are seen).
-LOSS_NAMES = ("zero_one", "ordinal", "squared", "abstain")
-#: Accepted aliases of loss names.
-LOSS_ALIASES = {"absolute": "ordinal", "zero-one": "zero_one"}
 #: Feature-map names a declaration accepts.
 FEATURE_NAMES = ("multiclass", "thresholded")
-#: The Hamming loss between permutations, ``k - <P_hat, P>``, for the ``k`` items of the rankings
-#: (the loss of the Birkhoff game, Fathony et al. 2018c).
-HAMMING = "hamming"
 #: A permutation Hamming loss matrix over the simplex (``k!`` labels) is enumerated for at most
 #: this many items (``5! = 120`` labels; the program holds ``n (k!)^2`` loss entries).
 MAX_SIMPLEX_PERMUTATION_ITEMS = 5
+
+#: The builder of each family's learning program (:attr:`PredictionGame.family`), all called
+#: as ``build(loss, features, uncertainty, polytope, X, y, sample_weight, alpha=...)``:
+#: :meth:`PredictionGame.compile` is this table's lookup.
+BUILDERS = {
+    "simplex": build_learning,
+    "birkhoff": build_matching,
+    "graph": build_graph,
+    "minimax": build_minimax,
+}
 
 _UNCERTAINTY_HELP = (
     "ag.Exact(), ag.NormBall(radius, norm) with norm in 1, 2, inf, 'group', ag.SoftMoments(lam), "
     "a name ('exact', 'soft', 'l1', 'l2', 'linf', 'group'), or None (exact)"
 )
-
-
-def resolve_loss_matrix(
-    loss: str | LossMatrix | ArrayLike,
-    k: int,
-    names: Sequence[str] = LOSS_NAMES,
-    classes: ArrayLike | None = None,
-    name: str = "loss",
-    **options: Any,
-) -> LossMatrix:
-    """A named loss ``losses.<name>(k, **options)`` (``names`` lists the accepted ones) or a
-    user matrix with one column per class.  A matrix whose labels were named is aligned with
-    ``classes`` (columns, and the actions named like them, reordered to class order)."""
-    if isinstance(loss, str):
-        loss = LOSS_ALIASES.get(loss, loss)
-        if loss not in names:
-            raise ValueError(f"{name} must be one of {names} or a loss matrix; got {loss!r}.")
-        return getattr(losses, loss)(k, **options)
-    try:
-        L = losses.as_loss_matrix(loss)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} is not a valid loss matrix: {exc}") from exc
-    if L.n_labels != k:
-        seen = "" if classes is None else f" {list(classes)}"
-        raise ValueError(
-            f"the {name} matrix has {L.n_labels} label columns but y has {k} classes{seen}; give "
-            "one column per class in sorted label order."
-        )
-    return L if classes is None else _align_to_classes(L, list(classes))
-
-
-def classes_of(y: ArrayLike, loss: object = None) -> tuple[np.ndarray, np.ndarray]:
-    """The classes of ``y`` and each label's class index.
-
-    The classes are sorted, unless ``loss`` is a :class:`LossMatrix` whose labels name exactly
-    the classes of ``y``: then they are in its label order, so that a declared order (an ordinal
-    scale of string labels, ``['low', 'mid', 'high']``) and the matrix's structure survive.
-
-    Parameters
-    ----------
-    y : array-like of shape (n,)
-        Labels.
-    loss : LossMatrix or other, optional
-        The declared loss; only a :class:`LossMatrix` whose labels name the classes fixes the
-        order.
-
-    Returns
-    -------
-    classes : ndarray of shape (k,)
-    y_index : ndarray of shape (n,)
-        ``classes[y_index] == y``.
-    """
-    classes, y_index = np.unique(y, return_inverse=True)
-    if not isinstance(loss, LossMatrix) or len(loss.labels) != classes.size:
-        return classes, y_index
-    labels = list(loss.labels)
-    try:
-        position = {label: j for j, label in enumerate(labels)}
-        order = np.array([position[c] for c in classes.tolist()])
-    except (KeyError, TypeError):  # the labels are display names, not the classes
-        return classes, y_index
-    ordered = np.empty_like(classes)
-    ordered[order] = classes
-    return ordered, order[y_index]
-
-
-def _align_to_classes(L, classes):
-    """``L`` with its columns in ``classes`` order when its labels name the classes.  Labels
-    that share no name with the classes (display names such as 'poor', 'good' for classes 0, 1)
-    and the default names ``0..k-1`` are taken in sorted class order; labels that name some
-    classes but not all are an error."""
-    if list(L.labels) in (list(range(L.n_labels)), classes):
-        return L
-    column = {label: j for j, label in enumerate(L.labels)}
-    named = [c for c in classes if c in column]
-    if not named:
-        return L
-    if len(named) < len(classes):
-        raise ValueError(
-            f"the loss matrix's labels {list(L.labels)} are not the classes of y {classes}; "
-            "name its columns by the class labels, or leave them unnamed and give them in "
-            "sorted label order."
-        )
-    order = [column[c] for c in classes]
-    k = len(classes)
-    rows = list(range(L.n_actions))
-    actions = list(L.actions)
-    if actions[:k] == list(L.labels):  # actions named like the labels move with them
-        rows[:k] = order
-    return losses.LossMatrix(
-        L.matrix[np.ix_(rows, order)], labels=classes, actions=[actions[r] for r in rows]
-    )
 
 
 # ------------------------------------------------------------------------ the declarations
@@ -348,7 +265,7 @@ class PredictionGame:
         return "simplex"
 
     def _check_simplex(self):
-        items = _hamming_items(self.loss)
+        items = hamming_items(self.loss)
         if self.loss == HAMMING or (items or 0) > MAX_SIMPLEX_PERMUTATION_ITEMS:
             raise self._invalid(
                 "loss",
@@ -371,7 +288,7 @@ class PredictionGame:
             )
 
     def _check_birkhoff(self):
-        if self.loss != HAMMING and _hamming_items(self.loss) is None:
+        if self.loss != HAMMING and hamming_items(self.loss) is None:
             raise self._invalid(
                 "polytope",
                 "loss",
@@ -460,8 +377,7 @@ class PredictionGame:
                     f"loss = {self.loss!r} is built for the number of classes: give k (or data)."
                 )
             k = self.loss.n_labels
-        options = {"alpha": self.alpha} if self.loss == "abstain" else {}
-        return resolve_loss_matrix(self.loss, k, classes=classes, **options)
+        return declared_loss_matrix(self.loss, k, self.alpha, classes)
 
     def game(self, k: int | None = None) -> Game:
         """The per-sample game (:class:`~advgame.Game`) of the declared loss, for ``k`` classes
@@ -481,13 +397,15 @@ class PredictionGame:
     def compile(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> "LearningProgram | MinimaxProgram":
-        r"""Compile the learning problem on data ``(X, y)``.
+        r"""Compile the learning problem on data ``(X, y)``: the family's builder
+        (:data:`BUILDERS`) called with the four declarations and the data.
 
         Parameters
         ----------
         X : array-like of shape (n, d)
+            For a graph game, a list of examples (:func:`advgame.compile.build_graph`).
         y : array-like of shape (n,)
-            Labels.  The classes (the columns of ``P`` and ``Q``) are in the order of the loss
+            Labels (rankings for the Birkhoff game).  The classes (the columns of ``P`` and ``Q``) are in the order of the loss
             matrix's labels when they name the classes (:func:`classes_of`), else sorted
             (``np.unique(y)``; for a loss name such as ``'ordinal'`` the sorted order is the
             ordinal order).
@@ -501,46 +419,21 @@ class PredictionGame:
             (``game``, ``simplex``, the uncertainty set's), ``solve``, ``dual``, ``to_cvxpy``,
             ``latex`` and ``describe``.
         """
-        if self.family == "graph":  # X, y: lists of examples (advgame.compile.graph)
-            return _compile_family(self, X, y, sample_weight)
-        X = as_float_array("X", X)
-        if X.ndim != 2 or X.shape[0] == 0:
-            raise ValueError(
-                f"X must be a non-empty 2-D array (n_samples, n_features); got shape {X.shape}."
+        if self.family == "graph" and isinstance(self.loss, Entropy):
+            raise NotApplicableError(
+                f"{self!r}: the log loss on a graph is the CRF; its learning problem (log Z) is "
+                "not an LP/QP/SOCP and has no compiled program. Fit it with "
+                "ag.AdversarialGraphicalModel(loss='log', solver='lbfgs' or 'subgradient')."
             )
-        check_finite("X", X)
-        y = np.asarray(y)
-        if self.family == "birkhoff":
-            y = check_rankings(y, X.shape[0], name="y (rankings R[i, j] = rank of item j)")
-        elif y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise ValueError(
-                f"y must be a 1-D array with one label per row of X ({X.shape[0]}); got shape "
-                f"{y.shape}."
-            )
-        classes, y_index = classes_of(y, self.loss)
-        if sample_weight is not None:
-            sample_weight = as_float_array("sample_weight", sample_weight)
-            if sample_weight.shape != (X.shape[0],) or not np.all(np.isfinite(sample_weight)):
-                raise ValueError(
-                    f"sample_weight must hold one finite weight per row of X ({X.shape[0]})."
-                )
-            if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
-                raise ValueError("sample_weight must be non-negative with a positive sum.")
-        if self.family != "simplex":
-            return _compile_family(self, X, y, sample_weight)
-        k = classes.size
-        if k < 2 and not (isinstance(self.loss, LossMatrix) and self.loss.n_labels == 1):
-            raise ValueError(f"y must contain at least 2 classes; got {list(classes)}.")
-        L = self.loss_matrix(k, classes=classes if not isinstance(self.loss, str) else None)
-        fmap = _fresh(self.features).fit(X, k)
-        return compile_learning(
-            L.matrix,
-            fmap,
+        return BUILDERS[self.family](
+            self.loss,
+            self.features,
             self.uncertainty,
+            self.polytope,
             X,
-            y_index,
+            y,
             sample_weight,
-            latex=self.latex(L),
+            alpha=self.alpha,
         )
 
     # ----------------------------------------------------------------------------- LaTeX
@@ -552,7 +445,7 @@ class PredictionGame:
             return matching_latex(self.uncertainty, self.features.fit_intercept)
         L = loss_matrix if loss_matrix is not None else self._known_loss_matrix()
         if self.family == "graph":
-            return graph_latex(self, L)
+            return graph_latex(L, self.loss, self.alpha, self.uncertainty, self.polytope)
         return learning_latex(L, self.loss, self.alpha, self.features, self.uncertainty)
 
     def _known_loss_matrix(self):
@@ -564,136 +457,33 @@ class PredictionGame:
     def explain(self, k: int | None = None) -> str:
         """Readable text: the recognised structure of the loss (and the tolerance), the fast
         path ``auto`` uses for the per-sample games and why, those it does not use and why, and
-        the program kind with its sizes (as formulas in ``n`` and ``d``)."""
-        lines = [repr(self), ""]
-        if self.family == "birkhoff":
-            return "\n".join(lines + _explain_birkhoff(self.uncertainty))
-        if self.family == "graph":
-            return "\n".join(lines + _explain_graph(self, k))
-        if self.family == "minimax":
-            return "\n".join(lines + self._explain_minimax(k))
-        if isinstance(self.loss, str) and k is None:
-            structure = losses.recognize(self.loss_matrix(3).matrix)
-            lines.append(
-                f"loss: '{self.loss}', built for the k classes of y"
-                + (f" (abstention cost alpha = {self.alpha:g})" if self.loss == "abstain" else "")
-                + f"; recognised as {structure.kind}."
-            )
-            L = None
+        the program kind with its sizes (as formulas in ``n`` and ``d``); written by
+        :mod:`advgame.explain` from :data:`advgame.fast_paths.TABLE`."""
+        family = self.family
+        if family == "birkhoff":
+            body = explain.birkhoff_lines(self.uncertainty)
+        elif family == "minimax" and isinstance(self.loss, Entropy):
+            kind = minimax_kind(self.loss, self.uncertainty)
+            body = explain.minimax_lines(self.loss, None, None, self.uncertainty, kind)
         else:
-            L = self.loss_matrix(k)
-            structure = L.structure
-            lines.append(
-                f"loss: {L.n_actions} actions x {L.n_labels} labels, recognised as {structure} "
-                f"(from its numbers, to relative tolerance {STRUCTURE_RTOL:g})."
-            )
-        lines += _explain_fast_path(structure, L)
-        lines += [""] + self._explain_program(L)
-        return "\n".join(lines)
-
-    def _explain_minimax(self, k):
-        loss, balls = self.loss, self.uncertainty
-        if isinstance(loss, Entropy):
-            regression = loss.kind == "quadratic"
-            lines = [
-                f"loss: generalised entropy {loss.kind} ({loss.formula}); Farnia and Tse's "
-                "minimax model.",
-                "fast path: F, the conjugate of the entropy, in closed form ("
-                + {
-                    "log": "log-sum-exp; grad F = softmax",
-                    "brier": "grad F = the Euclidean projection of f / 2 onto the simplex",
-                    "quadratic": "Huber; grad F = clip(z / 2, -rho, rho)",
-                }[loss.kind]
-                + "), so the fast solver is L-BFGS (smooth penalty) or FISTA (norm balls).",
-            ]
-            compiled = minimax_kind(loss, balls)
-        else:
-            regression = False
-            L = None if isinstance(loss, str) and k is None else self.loss_matrix(k)
-            structure = losses.recognize(self.loss_matrix(3).matrix) if L is None else L.structure
-            lines = [
-                f"loss: {'a loss matrix' if L is None else f'{L.n_actions}x{L.n_labels} matrix'}"
-                f" recognised as {structure}; its generalised entropy H(q) = min_a (L q)_a is "
-                "polyhedral (Farnia and Tse's minimax model with a loss matrix).",
-                "fast path: F(f) = max_q H(q) + f^T q is the game value ("
-                + (
-                    "the 0-1 closed form"
-                    if getattr(structure, "kind", structure) == "zero_one"
-                    else "advgame.Game's fast path"
+            L = None if isinstance(self.loss, str) and k is None else self.loss_matrix(k)
+            example = self.loss_matrix(3) if L is None else L
+            if family == "minimax":
+                kind = minimax_kind(losses.zero_one(2), self.uncertainty)
+                body = explain.minimax_lines(self.loss, L, example, self.uncertainty, kind)
+            elif family == "graph":
+                body = explain.graph_lines(self.loss, L, example, self.polytope, self.uncertainty)
+            else:
+                body = explain.simplex_lines(
+                    self.loss,
+                    self.alpha,
+                    L,
+                    example,
+                    self.features,
+                    self.uncertainty,
+                    self.polytope,
                 )
-                + "); it is not smooth, so the fast solver smooths it (F_mu, mu -> 0) and "
-                "certifies the result by a dual bound.",
-            ]
-            compiled = minimax_kind(losses.zero_one(2), balls)
-        target = (
-            "theta(Y) = Y (the real target)"
-            if regression
-            else (
-                "theta(Y) = the one-hot encoding of the first k - 1 classes (the last pinned at "
-                "potential 0)"
-            )
-        )
-        lines += [
-            "",
-            f"features: [x; 1], {target}; A has one row per encoded target.",
-            f"uncertainty: {balls!r}: one moment ball per row of A; regulariser "
-            + (
-                "sum_r lam_r ||A_r||_*^2 (Theorem 5)"
-                if balls.squared
-                else "sum_r eps_r ||A_r||_* (Theorem 3)"
-            )
-            + "; intercept moments matched exactly.",
-            f"program: {compiled} (primal: A, plus "
-            + (
-                "u, p per sample and rows game, simplex"
-                if not isinstance(loss, Entropy)
-                else "tau for Brier"
-                if loss.kind == "brier"
-                else "nothing else"
-            )
-            + "; dual: "
-            + ("m per sample" if regression else "q per sample (simplex)")
-            + ", rows intercept, moments).",
-            "solve: program.solve() (HiGHS through cvxpy for an LP, Clarabel otherwise); "
-            "program.dual().solve() gives the same optimum (the maximum-entropy adversary).",
-        ]
-        return lines
-
-    def _explain_program(self, L):
-        u = self.uncertainty
-        fmap = self.features
-        kind = u.program_kind
-        l = "l" if L is None else str(L.n_actions)
-        k = "k" if L is None else str(L.n_labels)
-        params = {
-            Multiclass: f"(d + 1) * {k}",
-            Thresholded: f"d + {k} - 1",
-            KernelFeatures: f"n * {k}",
-        }.get(type(fmap), "p (the callable's features)")
-        lines = [
-            f"features: {type(fmap).__name__} -> theta has {params} parameters.",
-            f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint}; regulariser "
-            f"R(theta) = {u.regularizer}.",
-            f"polytope: {self.polytope!r} (each sample's conditional q_i).",
-            f"program: {kind}. Primal blocks theta ({params}), u (n), p (n * {l}); rows game "
-            f"(n * {k}), simplex (n)"
-            + {
-                "LP": ""
-                if isinstance(u, Exact) or getattr(u, "radius", 0) == 0
-                else ", plus the norm's epigraph rows",
-                "QP": ", quadratic objective (lam/2) ||theta||^2",
-                "SOCP": ", plus second-order cones",
-            }[kind]
-            + f". Dual blocks q (n * {k}), v (n)"
-            + ("" if isinstance(u, Exact) else ", moment_gap")
-            + "; rows simplex (n), game (n * "
-            + l
-            + "), moments.",
-            "solve: program.solve(backend='highs') for LP/QP"
-            + (", backend='cvxpy' (SOCP needs it)" if kind == "SOCP" else ", or backend='cvxpy'")
-            + "; program.dual().solve() gives the same optimum and q*.",
-        ]
-        return lines
+        return "\n".join([repr(self), "", *body])
 
     def __repr__(self):
         parts = [f"loss={_describe(self.loss)}"]
@@ -707,188 +497,3 @@ class PredictionGame:
             f"polytope={self.polytope!r}",
         ]
         return f"PredictionGame({', '.join(parts)})"
-
-
-def _compile_family(pg, X, y, sample_weight):
-    """The learning program of a non-simplex family (see :attr:`PredictionGame.family`)."""
-    if pg.family == "birkhoff":
-        return _compile_birkhoff(pg, X, y, sample_weight)
-    if pg.family == "graph":
-        from .compile.graph import compile_graph_game
-
-        return compile_graph_game(pg, X, y, sample_weight)
-    return _compile_minimax(pg, X, y, sample_weight)
-
-
-def _compile_minimax(pg, X, y, sample_weight):
-    """The minimax family's :class:`~advgame.compile.minimax.MinimaxProgram`: targets encoded
-    as Farnia and Tse's ``theta(Y)`` (one-hot of the first ``k - 1`` classes, or ``Y``)."""
-    loss = pg.loss
-    if isinstance(loss, Entropy) and loss.kind == "quadratic":
-        targets = as_float_array("y (real targets)", y)
-        check_finite("y (real targets)", targets)
-        Theta, t = targets[:, None], 1
-    else:
-        classes, y_index = classes_of(y, loss)
-        k = classes.size
-        if k < 2:
-            raise ValueError(f"y must contain at least 2 classes; got {list(classes)}.")
-        if isinstance(loss, Entropy):
-            if loss.n_labels != k:
-                raise ValueError(
-                    f"loss = {loss!r} has {loss.n_labels} labels but y has {k} classes."
-                )
-        else:
-            loss = pg.loss_matrix(k, classes=classes if not isinstance(loss, str) else None)
-        Theta, t = np.eye(k)[y_index], k - 1
-    balls = copy.deepcopy(pg.uncertainty).bind(t, X.shape[1])
-    return compile_minimax(
-        loss, balls, X, Theta, sample_weight, fit_intercept=pg.features.fit_intercept
-    )
-
-
-def _hamming_items(loss):
-    """``k`` when ``loss`` is the Hamming loss matrix between the ``k!`` permutations of ``k``
-    items (:func:`advgame.permutation.hamming_loss_matrix`, weight 1), else None."""
-    if not isinstance(loss, LossMatrix) or loss.n_actions != loss.n_labels:
-        return None
-    for k in range(2, losses.MAX_RECOGNISED_ITEMS + 1):
-        if math.factorial(k) == loss.n_labels:
-            template = losses.permutation_hamming_template(k)
-            return k if np.allclose(loss.matrix, template, rtol=0, atol=STRUCTURE_RTOL) else None
-    return None
-
-
-def _compile_birkhoff(pg, X, R, sample_weight):
-    """The Birkhoff game's :class:`~advgame.compile.MatchingProgram` on rankings ``R``."""
-    items = _hamming_items(pg.loss)
-    if items is not None and items != R.shape[1]:
-        raise ValueError(
-            f"the loss is the Hamming loss between permutations of {items} items but the "
-            f"rankings order {R.shape[1]}; use loss='hamming' (items from the rankings) or "
-            f"ag.permutation.hamming_loss_matrix({R.shape[1]})."
-        )
-    return compile_matching(
-        X, R, pg.uncertainty, sample_weight, fit_intercept=pg.features.fit_intercept
-    )
-
-
-def _fresh(fmap):
-    """An unfitted copy of a declared feature map (the declaration is never mutated)."""
-    fresh = copy.copy(fmap)
-    for name in [n for n in vars(fresh) if n.endswith("_") and not n.startswith("__")]:
-        delattr(fresh, name)
-    return fresh
-
-
-def _explain_fast_path(structure, L):
-    """The fast path ``Game(L).value(F, method='auto')`` takes, and why; and what it does not."""
-    kind = structure.kind
-    theorems = {
-        "zero_one": "Fathony et al. 2018a, Theorem 5: sort the potentials and grow the top set, O(k log k)",
-        "ordinal": "Fathony et al. 2018a, Theorem 6: the best pair (i, j) by two running maxima, O(k)",
-        "squared": "Fathony et al. 2018a, Theorem 7: pair and single vertex sets",
-        "abstain": "Fathony et al. 2018a, Theorems 12-13: the two largest potentials, O(k)",
-    }
-    lines = []
-    if structure.has_closed_form:
-        lines.append(f"fast path: closed form for {kind} ({theorems[kind]}), vectorised over rows.")
-        lines.append(
-            "not used: the vertex table and the LP (the closed form is exact and cheaper)."
-        )
-        return lines
-    if kind == "abstain":
-        lines.append(
-            f"no closed form: abstain with alpha = {structure.alpha:g} > "
-            f"{ABSTAIN_CLOSED_FORM_MAX_ALPHA:g} (Theorems 12-13 hold only for alpha <= 1/2)."
-        )
-    elif kind == "permutation_hamming":
-        lines.append(
-            "no closed form over labels: the Hamming loss between permutations is solved by the "
-            "Birkhoff game's compact LP (k^2 + 2k variables instead of k!)."
-        )
-    else:
-        lines.append(
-            "no closed form: the matrix is not zero-one, ordinal, squared or abstain "
-            "(alpha <= 1/2) up to scale."
-        )
-    if L is None:
-        lines.append(
-            "fast path: decided once k is known (a vertex table when it is small and a call has "
-            "enough rows to pay for building it, else the bulk LP oracle)."
-        )
-        return lines
-    bases = basis_count(L.n_actions, L.n_labels)
-    lp = (
-        "the LP oracle: one vectorised simplex over all rows of a call, each row certified by its "
-        "duality gap (HiGHS for any row it cannot certify)"
-    )
-    if bases <= AUTO_VERTEX_BASES:
-        rows = max(0, math.ceil(AUTO_TABLE_ROWS_PER_BASIS * bases - AUTO_LP_CALL_ROWS))
-        lines.append(
-            f"fast path: the vertex table (enumerating {bases:,} candidate bases <= "
-            f"{AUTO_VERTEX_BASES:,}; then value(F) = max(F @ Q.T + v), one matrix product) for a "
-            f"call of at least {rows:,} rows or once it is built; {lp} for smaller calls (building "
-            "the table would cost more than it saves)."
-        )
-    else:
-        lines.append(
-            f"not used: the vertex table ({bases:,} candidate bases > {AUTO_VERTEX_BASES:,})."
-        )
-        lines.append(f"fast path: {lp}.")
-    return lines
-
-
-def _explain_birkhoff(u):
-    """``explain`` for the permutation (Birkhoff) game (Fathony et al. 2018c)."""
-    return [
-        "loss: the Hamming loss between permutations of the k items of the rankings, "
-        "k - <P_hat, P> (recognised as permutation_hamming).",
-        "fast path: the Birkhoff game's compact LP, max_Q k - sum(a) - sum(c) + <Theta, Q> over "
-        "doubly stochastic Q with a_i + c_j >= Q_ij (k^2 + 2k variables instead of k! labels); "
-        "prediction by an assignment problem (Hungarian, scipy's linear_sum_assignment).",
-        "not used: the k!-label simplex game (its loss matrix has (k!)^2 entries).",
-        "",
-        f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint}; regulariser "
-        f"R(W) = {u.regularizer} on the item-position weights W (not the intercepts).",
-        "polytope: Birkhoff() (each sample's adversary Q_i is doubly stochastic).",
-        f"program: {u.program_kind}. Primal blocks W (d * k^2), b (k^2), predictor (n * k^2), "
-        "a, c (n * k each); rows game (n * k^2), predictor rows and columns. Dual blocks Q "
-        "(n * k^2), a, c; rows Birkhoff, game, moments.",
-    ]
-
-
-def _explain_graph(pg, k):
-    """``explain`` for a graph game over a :class:`~advgame.polytopes.Marginal` polytope."""
-    polytope, u = pg.polytope, pg.uncertainty
-    if isinstance(pg.loss, str) and k is None:
-        structure = losses.recognize(pg.loss_matrix(3).matrix)
-        loss = f"'{pg.loss}' (built for the k labels of y), recognised as {structure.kind}"
-    else:
-        structure = pg.loss_matrix(k).structure
-        loss = f"a {pg.loss_matrix(k).shape} matrix, recognised as {structure}"
-    node_game = (
-        f"the closed form for {structure.kind}"
-        if structure.has_closed_form
-        else "the node game's vertex table or LP (no closed form)"
-    )
-    return [
-        f"loss: additive over nodes, sum_i w_i L[a_i, y_i] with L {loss}.",
-        f"polytope: {polytope!r}: "
-        + (
-            "the marginal polytope (exact; on a forest the local polytope, otherwise clique "
-            "marginals on a junction tree)."
-            if polytope.exact
-            else "the local polytope, a relaxation on a graph with cycles (the value is an upper "
-            "bound)."
-        ),
-        "fast path: on forests, dual decomposition (Fathony et al. 2018b, Theorem 2): each node's game is "
-        f"an ordinary game solved by {node_game}, edge marginals by an optimal-transport LP, "
-        "certified by the duality gap; other graphs: the LP over the regions' marginals.",
-        "",
-        f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint} on the node and edge "
-        f"moments; regulariser R(theta) = {u.regularizer}.",
-        f"program: {u.program_kind}. Primal blocks theta, alpha (one per marginal-polytope row), "
-        "p (the predictor's node marginals); rows game, predictor simplex. Dual blocks mu (the "
-        "region marginals), v; rows marginal polytope, game, moments.",
-    ]

@@ -235,6 +235,19 @@ def _precision_phi(y, m, top):
 
 
 # ----------------------------------------------------------------------- built-in decompositions
+def _per_label(name, output_set, V, b, phi, constant, k, point_shape):
+    """A decomposition whose encoder and constant are ``phi(y, k)`` and ``constant(y, k)``."""
+    return LossDecomposition(
+        name, output_set, V, b, partial(phi, k=k), partial(constant, k=k), point_shape
+    )
+
+
+def _sorting(name, w, phi, constant):
+    r"""A decomposition decoded by sorting: :math:`V = -I`, :math:`b = 0` and the output set the
+    permutahedron of the weights ``w`` (App. A), whose MAP sorts the scores."""
+    return LossDecomposition(name, Permutahedron(w), -1.0, 0.0, phi, constant, (len(w),))
+
+
 def general(loss_matrix: LossMatrix | ArrayLike) -> LossDecomposition:
     r"""Any finite loss as ``V = L`` with one-hot encodings (Blondel 2019, App. A, "General loss").
 
@@ -248,30 +261,15 @@ def general(loss_matrix: LossMatrix | ArrayLike) -> LossDecomposition:
     check_finite("loss_matrix", L)
     n_actions, k = L.shape
     # psi lives in R^{n_actions} and phi in R^k; Eq. 12 allows V to be rectangular
-    return LossDecomposition(
-        name="general",
-        output_set=Simplex(),
-        V=L,
-        b=np.zeros(n_actions),
-        phi=partial(_one_hot, k=k),
-        constant=partial(_zeros, k=k),
-        point_shape=(k,),
-    )
+    return _per_label("general", Simplex(), L, np.zeros(n_actions), _one_hot, _zeros, k, (k,))
 
 
 def zero_one(k: int) -> LossDecomposition:
     r"""Zero-one loss: :math:`\varphi = \psi = e_y`, :math:`V = 1 - I` (App. A); decoding is
     ``argmax u`` over the simplex."""
     k = _check_size(k, 2)
-    return LossDecomposition(
-        name="zero_one",
-        output_set=Simplex(),
-        V=np.ones((k, k)) - np.eye(k),
-        b=0.0,
-        phi=partial(_one_hot, k=k),
-        constant=partial(_zeros, k=k),
-        point_shape=(k,),
-    )
+    V = np.ones((k, k)) - np.eye(k)
+    return _per_label("zero_one", Simplex(), V, 0.0, _one_hot, _zeros, k, (k,))
 
 
 def hamming_multilabel(k: int, low: int = 0, high: int | None = None) -> LossDecomposition:
@@ -286,14 +284,8 @@ def hamming_multilabel(k: int, low: int = 0, high: int | None = None) -> LossDec
     high = k if high is None else high
     output_set = Knapsack(low, high)
     output_set._check_dim(k)  # refuse high > k now rather than at the first decode
-    return LossDecomposition(
-        name="hamming_multilabel",
-        output_set=output_set,
-        V=-2.0,
-        b=1.0,
-        phi=partial(_indicators, k=k),
-        constant=partial(_indicator_count, k=k),
-        point_shape=(k,),
+    return _per_label(
+        "hamming_multilabel", output_set, -2.0, 1.0, _indicators, _indicator_count, k, (k,)
     )
 
 
@@ -313,14 +305,8 @@ def hamming_ranking(k: int) -> LossDecomposition:
     :math:`\max_P \langle P, u\rangle` (Hungarian method).
     """
     k = _check_size(k, 2)
-    return LossDecomposition(
-        name="hamming_ranking",
-        output_set=Birkhoff(),
-        V=-1.0,
-        b=0.0,
-        phi=partial(_rank_matrices, k=k),
-        constant=partial(_ranking_constant, k=k),
-        point_shape=(k, k),
+    return _per_label(
+        "hamming_ranking", Birkhoff(), -1.0, 0.0, _rank_matrices, _ranking_constant, k, (k, k)
     )
 
 
@@ -333,15 +319,7 @@ def absolute(k: int) -> LossDecomposition:
     encodes).
     """
     k = _check_size(k, 2)
-    return LossDecomposition(
-        name="absolute",
-        output_set=OrderSimplex(),
-        V=-2.0,
-        b=1.0,
-        phi=partial(_cumulative, k=k),
-        constant=partial(_label_value, k=k),
-        point_shape=(k - 1,),
-    )
+    return _per_label("absolute", OrderSimplex(), -2.0, 1.0, _cumulative, _label_value, k, (k - 1,))
 
 
 def spearman(k: int) -> LossDecomposition:
@@ -355,15 +333,8 @@ def spearman(k: int) -> LossDecomposition:
     rank 1): the MAP of Blondel (2019, §4) is calibrated for this loss.
     """
     k = _check_size(k, 2)
-    return LossDecomposition(
-        name="spearman",
-        output_set=Permutahedron(np.arange(k, 0, -1.0)),
-        V=-1.0,
-        b=0.0,
-        phi=partial(_rank_scores, k=k),
-        constant=partial(_sum_of_squares, k=k),
-        point_shape=(k,),
-    )
+    w = np.arange(k, 0, -1.0)
+    return _sorting("spearman", w, partial(_rank_scores, k=k), partial(_sum_of_squares, k=k))
 
 
 def _relevances(y, m):
@@ -387,16 +358,7 @@ def ndcg(m: int, w: ArrayLike | None = None) -> LossDecomposition:
     w = 1.0 / np.log2(np.arange(2, m + 2)) if w is None else as_float_array("w", w)
     if w.shape != (m,) or np.any(np.diff(w) > 0) or np.any(w < 0):
         raise ValueError(f"w must be {m} non-negative, non-increasing discounts; got {w!r}.")
-
-    return LossDecomposition(
-        name="ndcg",
-        output_set=Permutahedron(w),
-        V=-1.0,
-        b=0.0,
-        phi=partial(_ndcg_phi, m=m, w=w),
-        constant=partial(_ones, m=m),
-        point_shape=(m,),
-    )
+    return _sorting("ndcg", w, partial(_ndcg_phi, m=m, w=w), partial(_ones, m=m))
 
 
 def precision_at(m: int, top: int) -> LossDecomposition:
@@ -412,13 +374,5 @@ def precision_at(m: int, top: int) -> LossDecomposition:
     if top > m:
         raise ValueError(f"top must be at most m={m}; got {top}.")
     w = (np.arange(m) < top).astype(np.float64)
-
-    return LossDecomposition(
-        name="precision_at",
-        output_set=Permutahedron(w),
-        V=-1.0,
-        b=0.0,
-        phi=partial(_precision_phi, m=m, top=top),
-        constant=partial(_indicator_count_ones, m=m),
-        point_shape=(m,),
-    )
+    phi = partial(_precision_phi, m=m, top=top)
+    return _sorting("precision_at", w, phi, partial(_indicator_count_ones, m=m))

@@ -5,9 +5,8 @@ built-in exception a scikit-learn or numpy user would already catch (``ValueErro
 ``RuntimeError`` for solver failure).
 """
 
-from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
-
-__all__ = ["ConvergenceWarning", "NotApplicableError", "SizeLimitError", "SolverError"]
+# ConvergenceWarning is defined on first access (module __getattr__ below)
+__all__ = ["ConvergenceWarning", "NotApplicableError", "SizeLimitError", "SolverError"]  # noqa: F822
 
 
 class NotApplicableError(ValueError):
@@ -30,6 +29,28 @@ class SolverError(RuntimeError):
     """An LP/QP solver did not return an optimal solution (infeasible, unbounded, limit reached)."""
 
 
-class ConvergenceWarning(_SklearnConvergenceWarning):
-    """An iterative method stopped at ``max_iter`` before reaching its tolerance; the message
-    states the accuracy achieved.  A subclass of scikit-learn's, so one filter catches both."""
+def _convergence_warning():
+    """Define :class:`ConvergenceWarning` as a subclass of scikit-learn's, so that one filter
+    catches both.  Deferred to first access (PEP 562) so that ``import advgame`` does not load
+    scikit-learn (about a second)."""
+    from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+
+    class ConvergenceWarning(SklearnConvergenceWarning):
+        """An iterative method stopped at ``max_iter`` before reaching its tolerance; the message
+        states the accuracy achieved.  A subclass of scikit-learn's, so one filter catches both."""
+
+        # pickle finds the class by its qualified name, the module attribute
+        __qualname__ = "ConvergenceWarning"
+
+    return ConvergenceWarning
+
+
+def __getattr__(name):
+    if name != "ConvergenceWarning":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = cls = _convergence_warning()
+    return cls
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

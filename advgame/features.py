@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
-from sklearn.metrics.pairwise import pairwise_kernels
 
 from ._validation import check_finite, check_positive, check_real
 
@@ -347,6 +346,8 @@ class KernelFeatures(FeatureMap):
             K = _gaussian_gram(X, Z, self._kernel_params["gamma"])
             if K is not None:
                 return K
+        from sklearn.metrics.pairwise import pairwise_kernels
+
         K = pairwise_kernels(X, Z, metric=self.kernel, **self._kernel_params)
         check_finite("kernel matrix", K)
         return K

@@ -10,10 +10,10 @@ For potentials ``f`` (one per label) and a loss matrix ``L`` (actions x labels),
     \mathrm{AL}(f, y) &= \mathrm{value}(f) - f_y \quad \text{(adversarial surrogate loss)}.
 
 ``q*`` (the adversary) is a subgradient of ``value`` (Theorem 19); ``p*`` (the predictor, Eq. 9)
-attains ``value = max_j (L^T p* + f)_j``.  Four methods compute them and agree:
+attains ``value = max_j (L^T p* + f)_j``.  Methods, which all agree:
 
 ``closed_form``
-    Fathony et al. 2018a, Theorems 5-7, 12-13 (zero-one, ordinal, squared, abstain with alpha <= 1/2);
+    the closed form of the recognised structure;
 ``vertices``
     a vertex table (Proposition 4): one matrix product, then complementary slackness for ``p*``;
 ``lp``
@@ -21,16 +21,11 @@ attains ``value = max_j (L^T p* + f)_j``.  Four methods compute them and agree:
     solved for all rows at once by a vectorised simplex whose answers are certified by duality
     (HiGHS for any row that is not);
 ``birkhoff``
-    for the Hamming loss between the ``m!`` permutations of ``m`` items (recognised as
-    ``permutation_hamming``): rows of potentials that are linear in the permutation matrices,
-    ``f_pi = <Theta, P_pi>``, are solved by :class:`advgame.PermutationGame`'s compact LP over the
-    Birkhoff polytope (``m^2 + 2m`` variables instead of ``m!``; Fathony et al. 2018c, docs/design.md Appendix B) and its marginals
-    ``Q*``, ``P̂*`` turned into distributions over permutations by Birkhoff-von Neumann; other
-    rows go to the LP;
+    for the Hamming loss between the ``m!`` permutations of ``m`` items, the compact LP of
+    :class:`advgame.PermutationGame` over the Birkhoff polytope; other rows go to the LP;
 ``auto``
-    the first that applies: closed form, vertices (small matrices, when the call has rows
-    enough to pay for the table's construction or it is built: :data:`AUTO_TABLE_ROWS_PER_BASIS`;
-    else the LP), Birkhoff, else LP.
+    the first row of :data:`advgame.fast_paths.TABLE` that matches the loss: its structures,
+    formulas, theorems and costs are written there once (:meth:`Game.explain` prints them).
 """
 
 import threading
@@ -39,9 +34,15 @@ from typing import Any, NamedTuple, NoReturn
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import closed_forms, vertices
+from . import fast_paths, vertices
 from ._validation import as_labels, as_potentials
 from .exceptions import NotApplicableError, SizeLimitError, SolverError
+from .fast_paths import (
+    AUTO_LP_CALL_ROWS,
+    AUTO_TABLE_ROWS_PER_BASIS,
+    AUTO_VERTEX_BASES,
+    game_explanation,
+)
 from .losses import Entropy, LossMatrix, as_loss_matrix, permutation_items
 from .oracle import LPOracle
 from .permutation import (
@@ -69,48 +70,6 @@ METHODS = ("auto", "closed_form", "birkhoff", "vertices", "lp")
 LINEAR_POTENTIALS_RTOL = 1e-9
 #: Methods of an :class:`EntropyGame`: its closed form or the exact convex program via cvxpy.
 ENTROPY_METHODS = ("auto", "closed_form", "cvxpy")
-#: ``auto`` uses a vertex table for a general matrix when enumeration needs at most this many bases.
-AUTO_VERTEX_BASES = 200_000
-#: ``auto`` uses the vertex table of such a matrix for a call of ``n`` rows when the table exists
-#: or ``n >= AUTO_TABLE_ROWS_PER_BASIS * bases - AUTO_LP_CALL_ROWS`` (``bases``:
-#: :func:`vertices.basis_count`), i.e. when building it costs no more than the LP oracle would
-#: for this call; otherwise the LP oracle.  The rule looks at the call alone, so ``predictor``
-#: and ``predict`` of the same rows take the same path (optimal ``p*`` need not be unique).
-#: Measured at one BLAS thread on a shared 2-core machine (``advgame bench oracle`` has the
-#: 10 x 10 case): the build costs 3-10 us per candidate basis (0.6-1.9 s for 10 x 10, 184,755
-#: bases); per row, the bulk LP oracle costs 5-25 us for k = 7-12 and the table's product 0.6-13
-#: us (it grows with the vertex count: 161 for 7 x 7, 1,148-1,909 for 10 x 10).  So the table
-#: pays for itself after ``build / (LP - table)`` = 0.35-1.8 rows per basis for the value and
-#: ``q*`` and 0.45-2.8 for ``p*`` (13 for an 8 x 12 matrix with 1,040 vertices; never in a run
-#: where the 10 x 10 table's product cost as much as the LP); 1 is in the middle.  10 x 10 and
-#: 1,000 rows: the LP, 0.01-0.02 s instead of a ~1 s build.
-AUTO_TABLE_ROWS_PER_BASIS = 1.0
-#: The fixed cost of one call of the LP oracle (~150 us) in rows of the difference above: matrices
-#: with at most this many candidate bases (3 x 3 has 19) always use the table, as before.
-AUTO_LP_CALL_ROWS = 20
-
-_CLOSED_FORMS = {
-    "zero_one": (
-        closed_forms.zero_one,
-        closed_forms.zero_one_predictor,
-        closed_forms.zero_one_vertices,
-    ),
-    "ordinal": (
-        closed_forms.ordinal,
-        closed_forms.ordinal_predictor,
-        closed_forms.ordinal_vertices,
-    ),
-    "squared": (
-        closed_forms.squared,
-        closed_forms.squared_predictor,
-        closed_forms.squared_vertices,
-    ),
-    "abstain": (
-        closed_forms.abstain,
-        closed_forms.abstain_predictor,
-        closed_forms.abstain_vertices,
-    ),
-}
 
 
 class GameLPs(NamedTuple):
@@ -170,6 +129,7 @@ class Game:
     def __init__(self, loss: LossMatrix | Entropy | ArrayLike) -> None:
         self.loss = as_loss_matrix(loss)
         self.structure = self.loss.structure
+        self._path, self._params = fast_paths.find(self.loss)
         self._oracle = LPOracle(self.loss.matrix)
         self._table = None
         self._table_lock = threading.Lock()
@@ -201,17 +161,18 @@ class Game:
 
     @property
     def fast_path(self) -> str | None:
-        """What ``method='auto'`` uses: the closed-form kind, ``'birkhoff'``, ``'vertices'``, or
-        None (the LP).  ``'vertices'``: the vertex table for calls with enough rows to pay for
-        its construction, and for every call once it is built (:data:`AUTO_TABLE_ROWS_PER_BASIS`);
-        the LP for the others."""
-        if self.structure.has_closed_form:
-            return self.structure.kind
-        if vertices.basis_count(self.n_actions, self.n_labels) <= AUTO_VERTEX_BASES:
-            return "vertices"  # one matrix product beats any per-row solve
-        if self._permutations is not None:
-            return "birkhoff"
-        return None
+        """What ``method='auto'`` uses: the name of the first row of
+        :data:`advgame.fast_paths.TABLE` that matches the loss (a closed-form kind,
+        ``'vertices'``, ``'birkhoff'``), or None (the LP).  ``'vertices'``: the vertex table for
+        calls with enough rows to pay for its construction, and for every call once it is built
+        (:data:`AUTO_TABLE_ROWS_PER_BASIS`); the LP for the others."""
+        return None if self._path is fast_paths.LP else self._path.name
+
+    def explain(self) -> str:
+        """Readable text: the recognised structure, the fast path ``method='auto'`` takes and
+        why (formula, theorem, cost), and those it does not use (written from
+        :data:`advgame.fast_paths.TABLE`)."""
+        return game_explanation(self)
 
     # ------------------------------------------------------------------------------- dispatch
     def _table_pays_off(self, rows):
@@ -227,19 +188,17 @@ class Game:
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
         if method == "auto":
-            fast = self.fast_path
-            if fast == "vertices" and not self._table_pays_off(rows):
+            path = self._path
+            if path is fast_paths.VERTEX_TABLE and not self._table_pays_off(rows):
                 return "lp"
-            if fast in (None, "vertices", "birkhoff"):
-                return fast or "lp"
-            return "closed_form"
+            return "closed_form" if path.is_closed_form else path.name
         if method == "birkhoff" and self._permutations is None:
             raise NotApplicableError(
                 "method='birkhoff' needs the Hamming loss between all permutations of m >= 3 "
                 "items in itertools.permutations order (advgame.permutation.hamming_loss_matrix), "
                 f"up to scale; this matrix is {self.structure}."
             )
-        if method == "closed_form" and not self.structure.has_closed_form:
+        if method == "closed_form" and not self._path.is_closed_form:
             if self.structure.kind == "abstain":
                 raise NotApplicableError(
                     f"the abstain closed form (Fathony et al. 2018a, Theorems 12-13) needs alpha <= 1/2; this "
@@ -250,10 +209,6 @@ class Game:
                 "abstain (alpha <= 1/2) up to scale. Use method='vertices' or 'lp'."
             )
         return method
-
-    def _closed_form_args(self):
-        s = self.structure
-        return (s.alpha, s.weight) if s.kind == "abstain" else (s.weight,)
 
     def _birkhoff(self, F):
         """``(value, q*, p*)`` by the Birkhoff fast path; rows not linear in the permutation
@@ -283,7 +238,7 @@ class Game:
         if method == "birkhoff":
             return self._birkhoff(F)[:2]
         if method == "closed_form":
-            return _CLOSED_FORMS[self.structure.kind][0](F, *self._closed_form_args())
+            return self._path.value(F, *self._params)
         if method == "vertices":
             table = self.vertex_table()
             value, index = table.value(F)
@@ -296,7 +251,7 @@ class Game:
         if method == "birkhoff":
             return self._birkhoff(F)[2]
         if method == "closed_form":
-            return _CLOSED_FORMS[self.structure.kind][1](F, *self._closed_form_args())
+            return self._path.predictor(F, *self._params)
         if method == "vertices":
             table = self.vertex_table()
             value, index = table.value(F)
@@ -399,9 +354,8 @@ class Game:
         """The cached :class:`advgame.vertices.VertexTable` (built on first use)."""
         with self._table_lock:
             if self._table is None:
-                s = self.structure
-                if s.has_closed_form:
-                    Q, v = _CLOSED_FORMS[s.kind][2](self.n_labels, *self._closed_form_args())
+                if self._path.vertices is not None:
+                    Q, v = self._path.vertices(self.n_labels, *self._params)
                 else:
                     try:
                         Q, v = vertices.enumerate_extreme_points(self.loss.matrix)
@@ -523,6 +477,7 @@ class EntropyGame(Game):
             raise TypeError(f"EntropyGame needs an Entropy; got {type(loss).__name__}.")
         self.loss = loss
         self.structure = None
+        self._path, self._params = fast_paths.find(loss)
 
     def __getstate__(self):
         return {"loss": self.loss}
@@ -531,11 +486,8 @@ class EntropyGame(Game):
         return f"Game({self.loss.kind} entropy, {self.n_labels} potentials)"
 
     @property
-    def n_labels(self) -> int:
-        return self.loss.n_labels
-
-    @property
     def n_actions(self) -> int:
+        """Its Bayes act is a distribution over the labels (or the mean): ``n_labels``."""
         return self.loss.n_labels
 
     @property
@@ -552,10 +504,7 @@ class EntropyGame(Game):
 
     def _solve_adversary(self, F, method):
         if self._resolve(method) == "closed_form":
-            kind = self.loss.kind
-            if kind == "quadratic":
-                return closed_forms.quadratic(F, self.loss.rho)
-            return getattr(closed_forms, kind)(F)
+            return self._path.value(F, *self._params)
         return self._solve_program(F)
 
     def _solve_program(self, F):

@@ -65,7 +65,9 @@ __all__ = [
     "MAX_CLIQUE_STATES",
 ]
 
+#: ``method`` values of :meth:`GraphGame.solve`.
 GRAPH_METHODS = ("auto", "lp", "dual_decomposition")
+#: ``polytope`` values of :func:`build_regions`.
 POLYTOPES = ("marginal", "local")
 #: Largest joint state count ``k^|bag|`` of one junction-tree bag (the treewidth limit).
 MAX_CLIQUE_STATES = 100_000

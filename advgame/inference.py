@@ -302,25 +302,11 @@ def log_partition(graph: nx.Graph, psi: ArrayLike, Psi: ArrayLike) -> np.ndarray
 
     gives ``log Z = sum_r logsumexp_b u_r(b)`` over the roots ``r`` of the components.  Every step
     is a ``scipy.special.logsumexp``, so potentials of any finite magnitude (e.g. ``1e4``) do not
-    overflow.
-
-    Parameters
-    ----------
-    graph : networkx.Graph
-        A forest on the nodes ``0..N-1`` (see :func:`check_forest`).
-    psi : array-like of shape (N, k) or (n, N, k)
-        Node potentials.
-    Psi : array-like of shape (n_edges, k, k) or (n, n_edges, k, k)
-        Edge potentials in the order of ``list(graph.edges())``.
+    overflow.  The arguments, and the errors raised, are those of :func:`max_sum`.
 
     Returns
     -------
     log_Z : float or ndarray of shape (n,)
-
-    Raises
-    ------
-    ValueError
-        As :func:`max_sum`.
     """
     psi3, Psi4, batched = _validate(graph, psi, Psi)
     plan = rooted_forest(graph)
@@ -346,16 +332,8 @@ def marginals(
                P(y_p = a, y_v = b) \propto \exp\big(d_p(a) + u_p(a) - m_{v \to p}(a)
                + M_v[a, b] + u_v(b)\big),
 
-    each normalised with ``logsumexp`` (on a chain this is forward-backward).
-
-    Parameters
-    ----------
-    graph : networkx.Graph
-        A forest on the nodes ``0..N-1`` (see :func:`check_forest`).
-    psi : array-like of shape (N, k) or (n, N, k)
-        Node potentials.
-    Psi : array-like of shape (n_edges, k, k) or (n, n_edges, k, k)
-        Edge potentials in the order of ``list(graph.edges())``.
+    each normalised with ``logsumexp`` (on a chain this is forward-backward).  The arguments, and
+    the errors raised, are those of :func:`max_sum`.
 
     Returns
     -------
@@ -366,11 +344,6 @@ def marginals(
         ``graph.edges()`` (the orientation of ``Psi``).
     log_Z : float or ndarray of shape (n,)
         As :func:`log_partition`.
-
-    Raises
-    ------
-    ValueError
-        As :func:`max_sum`.
     """
     psi3, Psi4, batched = _validate(graph, psi, Psi)
     plan = rooted_forest(graph)
@@ -414,10 +387,8 @@ def brute_force_scores(
     ----------
     graph : networkx.Graph
         Graph on the nodes ``0..N-1`` (cycles allowed).
-    psi : array-like of shape (N, k) or (n, N, k)
-        Node potentials.
-    Psi : array-like of shape (n_edges, k, k) or (n, n_edges, k, k)
-        Edge potentials in the order of ``list(graph.edges())``.
+    psi, Psi
+        As in :func:`max_sum`.
 
     Returns
     -------

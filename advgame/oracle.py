@@ -41,9 +41,6 @@ same scaled game, warm-started from the previous row.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import os
-import sys
 import threading
 from typing import Any
 
@@ -52,6 +49,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
 
+from ._highs import new_highs
 from .exceptions import SolverError
 
 __all__ = [
@@ -81,75 +79,6 @@ _CLIP = -2.0  # lower clip of the scaled, shifted potentials (see the module doc
 
 
 # ------------------------------------------------------------------------ HiGHS construction
-_BANNER_LOCK = threading.Lock()
-_banner_printed = False
-
-
-def _flush_c_streams():
-    """Flush C's stdio buffers (HiGHS writes with ``printf``), where libc is reachable."""
-    try:
-        ctypes.CDLL(None).fflush(None)
-    except (OSError, AttributeError, TypeError):  # no dlopen(NULL) (Windows): nothing to flush
-        pass
-
-
-@contextlib.contextmanager
-def _descriptors_to_devnull(fds=(1, 2)):
-    """Point the process' file descriptors ``fds`` at ``os.devnull`` for the block (C output
-    included), flushing Python's and C's buffers on both sides so nothing crosses over."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    _flush_c_streams()
-    saved = []
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-    except OSError:  # no devnull to write to: construct unsilenced rather than not at all
-        yield
-        return
-    try:
-        for fd in fds:
-            try:
-                saved.append((fd, os.dup(fd)))
-            except OSError:  # closed descriptor: nothing can be printed there
-                continue
-            os.dup2(devnull, fd)
-        yield
-    finally:
-        _flush_c_streams()
-        for fd, copy in saved:
-            os.dup2(copy, fd)
-            os.close(copy)
-        os.close(devnull)
-
-
-def new_highs() -> Any:
-    """A ``highspy.Highs`` with all output off.
-
-    highspy (1.16) prints a two-line banner to the C ``stdout`` when the *first* ``Highs`` of
-    the process is constructed, before any option can be set (later ones print nothing until
-    their ``output_flag`` allows it).  So the first construction in the process happens here,
-    once, under a lock, with file descriptors 1 and 2 pointed at ``os.devnull`` for its
-    duration (about a millisecond; anything another thread writes to those descriptors in that
-    window is discarded too).  This module does it at import, so HiGHS models built elsewhere in
-    the process (cvxpy's HiGHS interface) print no banner either once advgame is imported.
-    Models built here also have ``output_flag`` off, so their solves print nothing.
-    """
-    global _banner_printed
-    if not _banner_printed:
-        with _BANNER_LOCK:
-            if not _banner_printed:
-                with _descriptors_to_devnull():
-                    h = highspy.Highs()
-                    h.setOptionValue("output_flag", False)
-                _banner_printed = True
-                return h
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    return h
-
-
-new_highs()  # spend the banner now, silently (see new_highs)
 
 
 def highs_model(

@@ -48,7 +48,7 @@ from scipy.optimize import linear_sum_assignment, minimize_scalar
 from scipy.special import logsumexp, softmax, xlogy
 
 from ._validation import as_float_array, check_finite, check_real
-from .exceptions import ConvergenceWarning, NotApplicableError, SizeLimitError, SolverError
+from .exceptions import NotApplicableError, SizeLimitError, SolverError
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -940,6 +940,8 @@ def _birkhoff_project(T, geometry, max_iter, tol, start=None):
                 f"{head}, so the result is not doubly stochastic (above CONTAINS_ATOL="
                 f"{CONTAINS_ATOL:g}) and is not returned. Increase max_iter (or tol)."
             )
+        from .exceptions import ConvergenceWarning  # scikit-learn's subclass, loaded on use
+
         warnings.warn(
             f"{head} (within CONTAINS_ATOL={CONTAINS_ATOL:g}: the result is doubly stochastic "
             "to that tolerance).",
@@ -1463,6 +1465,8 @@ def frank_wolfe_projection(
         else:
             atoms[key] = [s, gamma]
     else:
+        from .exceptions import ConvergenceWarning  # scikit-learn's subclass, loaded on use
+
         warnings.warn(
             f"Frank-Wolfe did not reach tol={tol:g} in max_iter={max_iter} iterations; the last "
             f"Frank-Wolfe gap (a bound on f(mu) - f*) was {gap:.3e}.",

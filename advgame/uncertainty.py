@@ -14,12 +14,14 @@ where ``R`` is the support function of the set: exact matching gives ``R = 0``, 
 quadratic penalty on the violation gives ``(lam / 2) ||theta||^2``.
 
 Each set provides ``penalty`` and ``subgradient`` (fast solvers) and ``add_to_program`` (the
-compiler), so the two always optimise the same objective.
+compiler), so the two always optimise the same objective.  The compiler's program reaches them
+as a :class:`ProgramBuilder` (the four methods of :class:`advgame.compile.Program` a set calls):
+this module needs nothing from :mod:`advgame.compile`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -28,7 +30,6 @@ from numpy.typing import ArrayLike
 from ._validation import as_float_array, check_real
 
 if TYPE_CHECKING:
-    from .compile.program import Program
     from .features import FeatureMap
 
 __all__ = [
@@ -40,6 +41,35 @@ __all__ = [
     "MOMENT_NORMS",
     "as_uncertainty",
 ]
+
+
+#: Terms of a group of rows: ``(variable slice, matrix)`` or ``(variable slice, matrix, label)``.
+Terms = list[tuple[Any, ...]]
+
+
+class ProgramBuilder(Protocol):
+    """What an uncertainty set adds to a program (:class:`advgame.compile.Program` is one):
+    named variable blocks, named groups of linear rows, a quadratic term and second-order
+    cones."""
+
+    def add_variables(
+        self,
+        name: str,
+        size: int,
+        lower: float | ArrayLike = ...,
+        upper: float | ArrayLike = ...,
+        cost: float | ArrayLike = ...,
+        label: str | None = ...,
+    ) -> slice: ...
+    def add_rows(
+        self,
+        name: str,
+        terms: Terms,
+        lower: float | ArrayLike = ...,
+        upper: float | ArrayLike = ...,
+    ) -> slice: ...
+    def add_quadratic(self, block: slice, factor: Any, label: str | None = ...) -> None: ...
+    def add_cone(self, t: slice, block: slice, factor: Any, label: str | None = ...) -> None: ...
 
 
 class UncertaintySet:
@@ -59,12 +89,12 @@ class UncertaintySet:
         """An element of ``∂R(theta)`` (the gradient where ``R`` is smooth)."""
         raise NotImplementedError
 
-    def add_to_program(self, program: Program, theta: slice, fmap: FeatureMap) -> None:
+    def add_to_program(self, program: ProgramBuilder, theta: slice, fmap: FeatureMap) -> None:
         """Add the regulariser over the variable block ``theta`` (a slice) to ``program``."""
         raise NotImplementedError
 
     def add_to_dual(
-        self, program: Program, terms: list[tuple[Any, ...]], observed: np.ndarray, fmap: FeatureMap
+        self, program: ProgramBuilder, terms: Terms, observed: np.ndarray, fmap: FeatureMap
     ) -> None:
         r"""Add the adversary's constraint on the moment residual to the dual ``program``.
 
@@ -175,11 +205,11 @@ class Exact(UncertaintySet):
     def subgradient(self, theta: np.ndarray, fmap: FeatureMap) -> np.ndarray:
         return np.zeros_like(theta)
 
-    def add_to_program(self, program: Program, theta: slice, fmap: FeatureMap) -> None:
+    def add_to_program(self, program: ProgramBuilder, theta: slice, fmap: FeatureMap) -> None:
         return None
 
     def add_to_dual(
-        self, program: Program, terms: list[tuple[Any, ...]], observed: np.ndarray, fmap: FeatureMap
+        self, program: ProgramBuilder, terms: Terms, observed: np.ndarray, fmap: FeatureMap
     ) -> None:
         program.add_rows("moments", terms, observed, observed)
 
@@ -284,7 +314,7 @@ class NormBall(UncertaintySet):
                 g[b] = theta[b] / norm
         return self.radius * g
 
-    def add_to_program(self, program: Program, theta: slice, fmap: FeatureMap) -> None:
+    def add_to_program(self, program: ProgramBuilder, theta: slice, fmap: FeatureMap) -> None:
         self._check(fmap)
         if self.radius == 0:
             return
@@ -313,7 +343,7 @@ class NormBall(UncertaintySet):
                 program.add_cone(t, theta, select, f"S_{index}")
 
     def add_to_dual(
-        self, program: Program, terms: list[tuple[Any, ...]], observed: np.ndarray, fmap: FeatureMap
+        self, program: ProgramBuilder, terms: Terms, observed: np.ndarray, fmap: FeatureMap
     ) -> None:
         self._check(fmap)
         z = _moment_gap(program, terms, observed, fmap)
@@ -420,12 +450,12 @@ class SoftMoments(UncertaintySet):
     def subgradient(self, theta: np.ndarray, fmap: FeatureMap) -> np.ndarray:
         return self.lam * fmap.norm_metric(theta)
 
-    def add_to_program(self, program: Program, theta: slice, fmap: FeatureMap) -> None:
+    def add_to_program(self, program: ProgramBuilder, theta: slice, fmap: FeatureMap) -> None:
         label = r"sqrt(lam) G" if fmap.coordinate_norms is False else "sqrt(lam) I"
         program.add_quadratic(theta, np.sqrt(self.lam) * fmap.norm_factor(), label)
 
     def add_to_dual(
-        self, program: Program, terms: list[tuple[Any, ...]], observed: np.ndarray, fmap: FeatureMap
+        self, program: ProgramBuilder, terms: Terms, observed: np.ndarray, fmap: FeatureMap
     ) -> None:
         z = _moment_gap(program, terms, observed, fmap)
         size = z.stop - z.start
@@ -687,17 +717,21 @@ class MomentBalls:
         """``(t * n_groups, ...)`` blocks of ``W`` for the group norm, with their radii."""
         return [(W[:, self._group_index == g], eps) for g, eps in enumerate(self._eps)]
 
+    def _norms(self, M, dual):
+        """Each row's norm of ``M`` in the balls' norm (or its ``dual``): rows for 1, 2, inf;
+        ``(groups, rows)`` for ``'group'`` (self-dual); ``'l1inf'`` by feature column."""
+        if self.norm == "group":
+            return np.stack([np.linalg.norm(B, axis=1) for B, _ in self._blocks(M)])
+        if self.norm == "l1inf":
+            return np.abs(M).max(axis=0) if dual else np.abs(M).sum(axis=0).max(keepdims=True)
+        p = {1: "inf", "inf": 1, 2: 2}[self.norm] if dual else self.norm
+        if p == 2:
+            return np.linalg.norm(M, axis=1)
+        return np.abs(M).sum(axis=1) if p == 1 else np.abs(M).max(axis=1)
+
     def row_norms(self, W: np.ndarray) -> np.ndarray:
         """The dual norm of each row (or of each feature column for ``l1inf``)."""
-        if self.norm == "inf":
-            return np.abs(W).sum(axis=1)
-        if self.norm == 2:
-            return np.linalg.norm(W, axis=1)
-        if self.norm == 1:
-            return np.abs(W).max(axis=1)
-        if self.norm == "l1inf":
-            return np.abs(W).max(axis=0)
-        return np.stack([np.linalg.norm(B, axis=1) for B, _ in self._blocks(W)])
+        return self._norms(W, dual=True)
 
     def penalty(self, W: np.ndarray) -> float:
         r"""``sum_i eps_i ||W_i||_*`` (or the squared / group / l1inf variant)."""
@@ -772,15 +806,7 @@ class MomentBalls:
         The dual of :meth:`row_norms`: rows (classes) for norms 1, 2, inf; ``(groups, rows)``
         for ``'group'``; the single ``max_j sum_i |G_ij|`` for ``'l1inf'``.
         """
-        if self.norm == "inf":
-            return np.abs(G).max(axis=1)
-        if self.norm == 2:
-            return np.linalg.norm(G, axis=1)
-        if self.norm == 1:
-            return np.abs(G).sum(axis=1)
-        if self.norm == "l1inf":
-            return np.abs(G).sum(axis=0).max(keepdims=True)
-        return np.stack([np.linalg.norm(B, axis=1) for B, _ in self._blocks(G)])
+        return self._norms(G, dual=False)
 
     def _norms_and_radii(self, G):
         norms = self.moment_norms(G)

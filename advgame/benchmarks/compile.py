@@ -28,7 +28,6 @@ import gc
 import time
 import tracemalloc
 from dataclasses import asdict, dataclass
-from datetime import datetime
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -38,8 +37,8 @@ from ..exceptions import SolverError
 from ..game import Game
 from ..losses import zero_one
 from ..uncertainty import NormBall
-from ._protocol import Progress, median_seconds
-from .oracle import machine_info, report_header, write_results
+from .protocol import Progress, median_seconds
+from .report import publish, report_header, run_meta, table
 
 __all__ = ["run", "Settings", "FULL", "QUICK", "FLAT_TARGET", "MEMORY_TARGET", "CHECK_ATOL"]
 
@@ -246,17 +245,6 @@ COLUMNS = (
 )
 
 
-def _table(records):
-    header = [name for name, _ in COLUMNS]
-    rows = [[cell(r) for _, cell in COLUMNS] for r in records]
-    widths = [max(len(row[j]) for row in [header] + rows) for j in range(len(header))]
-
-    def line(cells):
-        return "  ".join(c.rjust(w) for c, w in zip(cells, widths))
-
-    return [line(header), "-" * len(line(header))] + [line(row) for row in rows]
-
-
 def summary(builds):
     """The targets: per-nnz time at the largest n over the smallest, and the worst peak/A."""
     flat = builds[-1]["ns_per_nnz"] / builds[0]["ns_per_nnz"]
@@ -291,7 +279,7 @@ def format_report(records, meta):
         f"build: PredictionGame('zero_one', uncertainty=NormBall({RADIUS:g}, norm=1)).compile(X, y)"
         f" + program.matrix(); k = {K}, d = {D}, seeded Gaussian X (one BLAS thread)",
         "",
-        *_table(builds),
+        *table(builds, COLUMNS, left=0),
         "",
         f"ns/nnz at n = {total['n_largest']:,} / at n = {total['n_smallest']:,}: "
         f"{total['ns_per_nnz_ratio']:.2f}x (target <= {FLAT_TARGET:g}x: "
@@ -326,17 +314,7 @@ def format_report(records, meta):
 
 
 def run(quick=False, out=None, print_fn=print):
-    """Run the benchmark, print its report, optionally write ``out`` (.json or .md).
-
-    Parameters
-    ----------
-    quick : bool
-        Use :data:`QUICK` (seconds) instead of :data:`FULL` (minutes).
-    out : str or Path, optional
-        Also write the results: JSON (metadata and records) if it ends with ``.json``, else the
-        text report.
-    print_fn : callable
-        Receives the report text.  Progress goes to stderr.
+    """Run the benchmark (the protocol of :mod:`advgame.benchmarks`).
 
     Returns
     -------
@@ -346,13 +324,7 @@ def run(quick=False, out=None, print_fn=print):
         form vs LP per sample); each has a ``measure`` field naming its kind.
     """
     settings = QUICK if quick else FULL
-    meta = {
-        "date": datetime.now().isoformat(timespec="minutes"),
-        "machine": machine_info(),
-        "settings": asdict(settings),
-        "seed": SEED,
-        "blas_threads": 1,
-    }
+    meta = run_meta(settings=asdict(settings), seed=SEED, blas_threads=1)
     progress = Progress("compile")
     records = []
     with threadpool_limits(limits=1, user_api="blas"):
@@ -364,8 +336,5 @@ def run(quick=False, out=None, print_fn=print):
         records.append(bench_solve(settings.solve_rows, settings.solve_time_limit))
         progress(f"closed form vs LP on {settings.value_rows:,} rows")
         records.append(bench_values(settings.value_rows))
-    report = format_report(records, meta)
-    print_fn(report)
-    if out is not None:
-        write_results(out, meta, records, report)
+    publish(format_report(records, meta), meta, records, out, print_fn)
     return records

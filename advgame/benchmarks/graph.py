@@ -30,15 +30,14 @@ LP value.
 import statistics
 import time
 from dataclasses import asdict, dataclass
-from datetime import datetime
 
 import networkx as nx
 import numpy as np
 
 from .. import losses
 from ..graph import MAX_BRUTE_FORCE_LABELINGS, GraphGame, brute_force_game
-from ._protocol import Progress
-from .oracle import machine_info, report_header, write_results
+from .protocol import Progress
+from .report import dev, publish, report_header, run_meta, table
 
 __all__ = ["run", "Settings", "FULL", "QUICK", "GRAPHS", "LOSSES", "CHECK_ATOL"]
 
@@ -173,10 +172,6 @@ def _ratio(x, lp):
     return "-" if x is None else f"{x / lp:.2f}" if x < 10 * lp else f"{x / lp:,.0f}"
 
 
-def _dev(x):
-    return "-" if x is None else f"{x:.0e}"
-
-
 COLUMNS = (
     ("graph", lambda r: r["graph"]),
     ("k", lambda r: str(r["k"])),
@@ -188,22 +183,9 @@ COLUMNS = (
         "DD certified",
         lambda r: "-" if r["dd_certified"] is None else f"{r['dd_certified']}/{r['examples']}",
     ),
-    ("max |DD-LP|", lambda r: _dev(r["dd_dev"])),
-    ("max |brute-LP|", lambda r: _dev(r["brute_dev"])),
+    ("max |DD-LP|", lambda r: dev(r["dd_dev"], "-")),
+    ("max |brute-LP|", lambda r: dev(r["brute_dev"], "-")),
 )
-
-
-def _table(records):
-    header = [name for name, _ in COLUMNS]
-    rows = [[cell(r) for _, cell in COLUMNS] for r in records]
-    widths = [max(len(row[j]) for row in [header] + rows) for j in range(len(header))]
-
-    def line(cells):
-        return "  ".join(
-            c.ljust(w) if j < 3 else c.rjust(w) for j, (c, w) in enumerate(zip(cells, widths))
-        )
-
-    return [line(header), "-" * len(line(header))] + [line(row) for row in rows]
 
 
 def format_report(records, meta):
@@ -231,21 +213,11 @@ def format_report(records, meta):
         shapes,
     ]
     header = report_header("graph", meta, ("numpy", "scipy", "highspy"))
-    return "\n".join([header, ""] + _table(records) + [""] + legend)
+    return "\n".join([header, ""] + table(records, COLUMNS, left=3) + [""] + legend)
 
 
 def run(quick=False, out=None, print_fn=print):
-    """Run the benchmark, print its table, optionally write ``out`` (.json or .md).
-
-    Parameters
-    ----------
-    quick : bool
-        Use :data:`QUICK` (seconds) instead of :data:`FULL` (minutes).
-    out : str or Path, optional
-        Also write the results: JSON (metadata and records) if it ends with ``.json``, else the
-        text table.
-    print_fn : callable
-        Receives the report text.  Progress goes to stderr.
+    """Run the benchmark (the protocol of :mod:`advgame.benchmarks`).
 
     Returns
     -------
@@ -255,20 +227,12 @@ def run(quick=False, out=None, print_fn=print):
         LP.
     """
     settings = QUICK if quick else FULL
-    meta = {
-        "date": datetime.now().isoformat(timespec="minutes"),
-        "machine": machine_info(),
-        "settings": asdict(settings),
-        "seed": SEED,
-    }
+    meta = run_meta(settings=asdict(settings), seed=SEED)
     cases = [(g, k, loss) for g, ks in settings.cases for k in ks for loss in LOSSES]
     records = []
     progress = Progress("graph")
     for i, (graph_name, k, loss_name) in enumerate(cases, 1):
         progress(f"{i}/{len(cases)} {graph_name} k={k} {loss_name}")
         records.append(bench_case(graph_name, k, loss_name, settings.examples, [SEED, i]))
-    report = format_report(records, meta)
-    print_fn(report)
-    if out is not None:
-        write_results(out, meta, records, report)
+    publish(format_report(records, meta), meta, records, out, print_fn)
     return records

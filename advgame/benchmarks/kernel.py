@@ -18,15 +18,14 @@ The sizes are :data:`FULL` and :data:`QUICK` (:class:`Settings`).
 
 import warnings
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
 from sklearn.svm import SVC
 
 from ..models import AdversarialClassifier
 from ..solvers import fit_kernel
-from ._protocol import Progress, median_seconds
-from .oracle import machine_info, report_header, write_results
+from .protocol import Progress, median_seconds
+from .report import publish, report_header, run_meta
 from .train import _split, _vendored
 
 __all__ = ["run", "Settings", "FULL", "QUICK", "PROBLEMS"]
@@ -124,20 +123,15 @@ def format_report(records, meta):
 
 
 def run(quick=False, out=None, print_fn=print):
-    """Run the benchmark, print the table, optionally write ``out`` (.json or .md).
-
-    ``quick`` uses :data:`QUICK` (seconds) instead of :data:`FULL`.
-    """
+    """Run the benchmark (the protocol of :mod:`advgame.benchmarks`); returns one record per
+    problem."""
     settings = QUICK if quick else FULL
-    meta = {"date": datetime.now().isoformat(timespec="minutes"), "machine": machine_info()}
+    meta = run_meta()
     progress = Progress("kernel")
     records = []
     for i, name in enumerate(settings.problems, 1):
         progress(f"{i}/{len(settings.problems)} {name}")
         X, y = _vendored(name)
         records.append(bench_problem(name, X, y, settings.max_rows, settings.fit_repeats))
-    report = format_report(records, meta)
-    print_fn(report)
-    if out is not None:
-        write_results(out, meta, records, report)
+    publish(format_report(records, meta), meta, records, out, print_fn)
     return records

@@ -30,25 +30,20 @@ rows) and the vertex table counting its build (``(build + query) / n``), each ch
 the vertex table first.
 """
 
-import datetime
-import json
-import os
-import platform
 import time
 import warnings
 from dataclasses import asdict, dataclass
-from importlib.metadata import version
-from pathlib import Path
 
 import numpy as np
 
-from .. import __version__, losses
 from ..exceptions import SizeLimitError
 from ..game import Game
+from ..losses import abstain, ordinal, squared, zero_one
 from ..oracle import LPOracle
 from ..verify import VERIFY_RTOL, random_potentials
 from ..vertices import VertexTable, enumerate_extreme_points
-from ._protocol import Progress, median_seconds
+from .protocol import Progress, median_seconds
+from .report import check_out, dev, report_header, run_meta, table, times, us, write_results
 
 __all__ = [
     "run",
@@ -64,10 +59,10 @@ __all__ = [
 ]
 
 LOSSES = {
-    "zero-one": losses.zero_one,
-    "ordinal": losses.ordinal,
-    "squared": losses.squared,
-    "abstain(alpha=0.3)": lambda k: losses.abstain(k, alpha=0.3),
+    "zero-one": zero_one,
+    "ordinal": ordinal,
+    "squared": squared,
+    "abstain(alpha=0.3)": lambda k: abstain(k, alpha=0.3),
 }
 SIZES = (3, 10, 30, 100)
 #: Largest vertex table the benchmark times.
@@ -104,17 +99,8 @@ QUICK = Settings(rows=1_000, lp_rows=200, cvxpy_rows=5, repeats=1, loop_rows=200
 
 
 def run(quick=False, out=None, print_fn=print):
-    """Run the benchmark, print its table and return one record per (loss, k).
-
-    Parameters
-    ----------
-    quick : bool
-        Use :data:`QUICK` (seconds) instead of :data:`FULL` (minutes).
-    out : str or Path, optional
-        Also write the results: JSON (metadata and records) if it ends with ``.json``, the
-        markdown table if ``.md``.
-    print_fn : callable
-        Receives the report text.  Progress goes to stderr.
+    """Run the benchmark (the protocol of :mod:`advgame.benchmarks`; ``out`` ending in ``.md``
+    gets the markdown tables).
 
     Returns
     -------
@@ -122,15 +108,9 @@ def run(quick=False, out=None, print_fn=print):
         Per (loss, k): microseconds per row of each method (None when not applicable), the rows
         timed, the vertex count and build time, the ratios and the largest disagreement.
     """
-    _check_out(out)
+    check_out(out)
     settings = QUICK if quick else FULL
-    meta = {
-        "date": datetime.datetime.now().isoformat(timespec="minutes"),
-        "machine": machine_info(),
-        "cvxpy_solver": _cvxpy_default_solver(),
-        "settings": asdict(settings),
-        "seed": SEED,
-    }
+    meta = run_meta(cvxpy_solver=_cvxpy_default_solver(), settings=asdict(settings), seed=SEED)
     games = [(name, k) for name in LOSSES for k in SIZES]
     records = []
     progress = Progress("oracle")
@@ -141,7 +121,7 @@ def run(quick=False, out=None, print_fn=print):
     meta["bulk"] = bench_bulk(settings)
     print_fn(format_report(records, meta))
     if out is not None:
-        _write(Path(out), records, meta)
+        write_results(out, meta, records, format_report(records, meta, markdown=True), False)
     return records
 
 
@@ -186,7 +166,7 @@ def _cvxpy_solver(game):
 
 def _cvxpy_default_solver():
     """Name of the solver cvxpy picks for the game LP (this also warms up cvxpy's imports)."""
-    problem = Game(losses.zero_one(2)).lp([0.0, 0.0])
+    problem = Game(zero_one(2)).lp([0.0, 0.0])
     problem.solve()
     return problem.solver_stats.solver_name
 
@@ -245,7 +225,7 @@ def _check(game, method, solve, F, reference):
     return deviation, int(failed.sum())
 
 
-def _per_row_us(solve, F, repeats):
+def _per_rowus(solve, F, repeats):
     """Median over ``repeats`` of the wall time of ``solve(F)``, in microseconds per row."""
     return 1e6 * median_seconds(lambda: solve(F), repeats) / F.shape[0]
 
@@ -278,7 +258,7 @@ def bench_game(name, k, settings):
         if method == "cvxpy":
             record["cvxpy_failures"] = failures
             record["cvxpy_inaccurate"] = int(solve.inaccurate)
-        record[f"{method}_us"] = _per_row_us(solve, F[rows], repeats)
+        record[f"{method}_us"] = _per_rowus(solve, F[rows], repeats)
     record["max_dev"] = max(record[f"{m}_dev"] or 0.0 for m in EXACT_METHODS)
     record["cvxpy_over_closed_form"] = _ratio(record["cvxpy_us"], record["closed_form_us"])
     record["lp_over_closed_form"] = _ratio(record["lp_us"], record["closed_form_us"])
@@ -327,8 +307,8 @@ def bench_bulk(settings):
                     f"the general {BULK_K}x{BULK_K} matrix; refusing to time a wrong answer."
                 )
             record[f"{name}_dev"] = deviation
-            record[f"{name}_us"] = _per_row_us(solve, rows, settings.repeats)
-        record["query_us"] = _per_row_us(query, F, settings.repeats)
+            record[f"{name}_us"] = _per_rowus(solve, rows, settings.repeats)
+        record["query_us"] = _per_rowus(query, F, settings.repeats)
         record["table_us"] = record["query_us"] + 1e6 * build_s / n
         record["loop_over_bulk"] = record["loop_us"] / record["bulk_us"]
         record["table_over_bulk"] = record["table_us"] / record["bulk_us"]
@@ -337,109 +317,33 @@ def bench_bulk(settings):
 
 
 # ------------------------------------------------------------------------------- reporting
-def _cpu_name():
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def write_results(out, meta, records, report):
-    """Write ``out``: ``.json`` (metadata and records) or anything else as a fenced text block."""
-    path = Path(out)
-    if path.suffix == ".json":
-        path.write_text(json.dumps({**meta, "records": records}, indent=2) + "\n")
-    else:
-        path.write_text("```\n" + report + "\n```\n")
-
-
-def report_header(name, meta, libraries=(), command="advgame bench"):
-    """First line of every benchmark report: the command, date, machine and library versions
-    (``libraries`` names keys of ``meta['machine']``, e.g. ``('numpy', 'scipy')``)."""
-    m = meta["machine"]
-    versions = ", ".join(f"{lib} {m[lib]}" for lib in libraries)
-    return (
-        f"{command} {name}, {meta['date']}: {m['platform']}, {m['cpu']}, {m['cpu_count']} "
-        f"CPUs (load average {m['load_average']} at start)" + (f"; {versions}" if versions else "")
-    )
-
-
-def machine_info():
-    """Platform, CPU, and the versions of the libraries that do the work."""
-    return {
-        "platform": platform.platform(),
-        "cpu": _cpu_name(),
-        "cpu_count": os.cpu_count(),
-        "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
-        "python": platform.python_version(),
-        **{package: version(package) for package in ("numpy", "scipy", "highspy", "cvxpy")},
-        "advgame": __version__,
-    }
-
-
-def _us(x):
-    if x is None:
-        return "n/a"
-    return f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 1000 else f"{x:,.0f}"
-
-
-def _times(x):
-    if x is None:
-        return "n/a"
-    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}" if x >= 1 else f"{x:.2f}"
-
-
-def _dev(x):
-    return "n/a" if x is None else f"{x:.0e}"
-
-
 COLUMNS = (
     ("loss", lambda r: r["loss"]),
     ("k", lambda r: str(r["k"])),
-    ("closed form us", lambda r: _us(r["closed_form_us"])),
-    ("vertices us", lambda r: _us(r["vertices_us"])),
-    ("build ms", lambda r: _us(r["vertices_build_ms"])),
-    ("LP us", lambda r: _us(r["lp_us"])),
-    ("cvxpy us", lambda r: _us(r["cvxpy_us"])),
-    ("cvxpy/cf", lambda r: _times(r["cvxpy_over_closed_form"])),
-    ("LP/cf", lambda r: _times(r["lp_over_closed_form"])),
-    ("LP/vert", lambda r: _times(r["lp_over_vertices"])),
-    ("max dev", lambda r: _dev(r["max_dev"])),
-    ("cvxpy dev", lambda r: _dev(r["cvxpy_dev"])),
+    ("closed form us", lambda r: us(r["closed_form_us"])),
+    ("vertices us", lambda r: us(r["vertices_us"])),
+    ("build ms", lambda r: us(r["vertices_build_ms"])),
+    ("LP us", lambda r: us(r["lp_us"])),
+    ("cvxpy us", lambda r: us(r["cvxpy_us"])),
+    ("cvxpy/cf", lambda r: times(r["cvxpy_over_closed_form"])),
+    ("LP/cf", lambda r: times(r["lp_over_closed_form"])),
+    ("LP/vert", lambda r: times(r["lp_over_vertices"])),
+    ("max dev", lambda r: dev(r["max_dev"])),
+    ("cvxpy dev", lambda r: dev(r["cvxpy_dev"])),
 )
 
 
 BULK_COLUMNS = (
     ("n rows", lambda r: f"{r['n']:,}"),
-    ("bulk us", lambda r: _us(r["bulk_us"])),
-    ("per-row us", lambda r: _us(r["loop_us"])),
-    ("table us", lambda r: _us(r["table_us"])),
-    ("query us", lambda r: _us(r["query_us"])),
-    ("build ms", lambda r: _us(r["table_build_ms"])),
-    ("per-row/bulk", lambda r: _times(r["loop_over_bulk"])),
-    ("table/bulk", lambda r: _times(r["table_over_bulk"])),
-    ("max dev", lambda r: _dev(max(r["bulk_dev"], r["loop_dev"]))),
+    ("bulk us", lambda r: us(r["bulk_us"])),
+    ("per-row us", lambda r: us(r["loop_us"])),
+    ("table us", lambda r: us(r["table_us"])),
+    ("query us", lambda r: us(r["query_us"])),
+    ("build ms", lambda r: us(r["table_build_ms"])),
+    ("per-row/bulk", lambda r: times(r["loop_over_bulk"])),
+    ("table/bulk", lambda r: times(r["table_over_bulk"])),
+    ("max dev", lambda r: dev(max(r["bulk_dev"], r["loop_dev"]))),
 )
-
-
-def _table(records, markdown, columns=COLUMNS):
-    header = [name for name, _ in columns]
-    rows = [[cell(r) for _, cell in columns] for r in records]
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|:---|" + "---:|" * (len(header) - 1)]
-        return lines + ["| " + " | ".join(row) + " |" for row in rows]
-    widths = [max(len(row[j]) for row in [header] + rows) for j in range(len(header))]
-
-    def line(cells):
-        return "  ".join(
-            c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(cells, widths))
-        )
-
-    return [line(header), "-" * len(line(header))] + [line(row) for row in rows]
 
 
 def format_report(records, meta, markdown=False):
@@ -480,7 +384,7 @@ def format_report(records, meta, markdown=False):
     ]
     if markdown:
         legend = ["- " + line for line in legend]
-    lines = [header, ""] + _table(records, markdown) + [""] + legend
+    lines = [header, ""] + table(records, COLUMNS, markdown=markdown) + [""] + legend
     bulk = meta.get("bulk")
     if bulk:
         lines += [""] + _bulk_section(bulk, s, markdown)
@@ -506,22 +410,4 @@ def _bulk_section(bulk, s, markdown):
     ]
     if markdown:
         legend = ["- " + line for line in legend]
-    return [title, ""] + _table(bulk, markdown, BULK_COLUMNS) + [""] + legend
-
-
-def _check_out(out):
-    """Refuse an unusable ``--out`` before the run, not after it."""
-    if out is None:
-        return
-    path = Path(out)
-    if path.suffix not in (".json", ".md"):
-        raise ValueError(f"--out must end with .json or .md; got {str(out)!r}.")
-    if not path.parent.is_dir():
-        raise ValueError(f"--out: the directory {str(path.parent)!r} does not exist.")
-
-
-def _write(path, records, meta):
-    if path.suffix == ".json":
-        path.write_text(json.dumps({**meta, "records": records}, indent=2) + "\n")
-    else:
-        path.write_text(format_report(records, meta, markdown=True) + "\n")
+    return [title, ""] + table(bulk, BULK_COLUMNS, markdown=markdown) + [""] + legend

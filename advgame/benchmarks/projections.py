@@ -47,14 +47,13 @@ projections are the identity and ``exp(theta - 1)``, and it has no ``argmax`` fo
 import time
 import warnings
 from dataclasses import asdict, dataclass
-from datetime import datetime
 from importlib.metadata import version
 
 import numpy as np
 
 from .. import polytopes
-from ._protocol import Progress, median_seconds
-from .oracle import _dev, _times, _us, machine_info, report_header, write_results
+from .protocol import Progress, median_seconds
+from .report import dev, publish, report_header, run_meta, table, times, us
 
 __all__ = [
     "run",
@@ -303,29 +302,16 @@ COLUMNS = (
     ("polytope", lambda r: r["polytope"]),
     ("geometry", lambda r: r["geometry"]),
     ("k", lambda r: str(r["k"])),
-    ("advgame us", lambda r: _us(r["advgame_us"])),
-    ("cvxpy us", lambda r: _us(r["cvxpy_us"])),
-    ("FW us", lambda r: _us(r["fw_us"])),
-    ("cvxpy/adv", lambda r: _times(r["cvxpy_over_advgame"])),
-    ("FW/adv", lambda r: _times(r["fw_over_advgame"])),
-    ("max |adv-cvxpy|", lambda r: _dev(r["cvxpy_dev"])),
-    ("max |adv-FW|", lambda r: _dev(r["fw_dev"])),
+    ("advgame us", lambda r: us(r["advgame_us"])),
+    ("cvxpy us", lambda r: us(r["cvxpy_us"])),
+    ("FW us", lambda r: us(r["fw_us"])),
+    ("cvxpy/adv", lambda r: times(r["cvxpy_over_advgame"])),
+    ("FW/adv", lambda r: times(r["fw_over_advgame"])),
+    ("max |adv-cvxpy|", lambda r: dev(r["cvxpy_dev"])),
+    ("max |adv-FW|", lambda r: dev(r["fw_dev"])),
     ("FW points", lambda r: str(r["fw_points"])),
     ("FW calls/pt", lambda r: f"{r['fw_oracle_calls']:,.0f}"),
 )
-
-
-def _table(records):
-    header = [name for name, _ in COLUMNS]
-    rows = [[cell(r) for _, cell in COLUMNS] for r in records]
-    widths = [max(len(row[j]) for row in [header] + rows) for j in range(len(header))]
-
-    def line(cells):
-        return "  ".join(
-            c.ljust(w) if j < 2 else c.rjust(w) for j, (c, w) in enumerate(zip(cells, widths))
-        )
-
-    return [line(header), "-" * len(line(header))] + [line(row) for row in rows]
 
 
 def format_report(records, meta):
@@ -352,21 +338,11 @@ def format_report(records, meta):
         "k: points are k-vectors, or k x k matrices for Birkhoff and row-stochastic. "
         + polytope_reprs,
     ]
-    return "\n".join([header, ""] + _table(records) + [""] + legend)
+    return "\n".join([header, ""] + table(records, COLUMNS, left=2) + [""] + legend)
 
 
 def run(quick=False, out=None, print_fn=print):
-    """Run the benchmark, print its table, optionally write ``out`` (.json or .md).
-
-    Parameters
-    ----------
-    quick : bool
-        Use :data:`QUICK` (seconds) instead of :data:`FULL` (minutes).
-    out : str or Path, optional
-        Also write the results: JSON (metadata and records) if it ends with ``.json``, else the
-        text table.
-    print_fn : callable
-        Receives the report text.  Progress goes to stderr.
+    """Run the benchmark (the protocol of :mod:`advgame.benchmarks`).
 
     Returns
     -------
@@ -374,18 +350,16 @@ def run(quick=False, out=None, print_fn=print):
         One record per (polytope, geometry, k), see :func:`bench_case`.
     """
     settings = QUICK if quick else FULL
-    meta = {
-        "date": datetime.now().isoformat(timespec="minutes"),
-        "machine": machine_info(),
-        "clarabel": version("clarabel"),
-        "clarabel_settings": CLARABEL_SETTINGS,
-        "fw_tol": FW_TOL,
-        "fw_max_iter": FW_MAX_ITER,
-        "fw_budget": FW_BUDGET,
-        "check_atol": CHECK_ATOL,
-        "settings": asdict(settings),
-        "seed": SEED,
-    }
+    meta = run_meta(
+        clarabel=version("clarabel"),
+        clarabel_settings=CLARABEL_SETTINGS,
+        fw_tol=FW_TOL,
+        fw_max_iter=FW_MAX_ITER,
+        fw_budget=FW_BUDGET,
+        check_atol=CHECK_ATOL,
+        settings=asdict(settings),
+        seed=SEED,
+    )
     cases = [
         (name, geometry, k)
         for name, sizes in settings.cases
@@ -397,8 +371,5 @@ def run(quick=False, out=None, print_fn=print):
     for i, (name, geometry, k) in enumerate(cases, 1):
         progress(f"{i}/{len(cases)} {name} {geometry} k={k}")
         records.append(bench_case(name, geometry, k, settings))
-    report = format_report(records, meta)
-    print_fn(report)
-    if out is not None:
-        write_results(out, meta, records, report)
+    publish(format_report(records, meta), meta, records, out, print_fn)
     return records

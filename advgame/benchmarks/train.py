@@ -20,7 +20,6 @@ sizes (for tests; the numbers are not comparable).  The sizes are :data:`FULL` a
 
 import warnings
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
 from sklearn.datasets import load_digits, make_classification
@@ -36,8 +35,8 @@ from ..losses import zero_one
 from ..models import AdversarialClassifier
 from ..solvers import SurrogateObjective
 from ..uncertainty import SoftMoments
-from ._protocol import Progress, median_seconds
-from .oracle import machine_info, report_header, write_results
+from .protocol import Progress, median_seconds
+from .report import publish, report_header, run_meta
 
 __all__ = ["run", "Settings", "FULL", "QUICK", "PROBLEMS"]
 
@@ -286,13 +285,11 @@ def _problems(name, settings):
 
 
 def run(quick=False, out=None, print_fn=print):
-    """Run the benchmark, print the table, optionally write ``out`` (.json or .md).
-
-    ``quick`` uses :data:`QUICK` (seconds) instead of :data:`FULL`.
-    """
+    """Run the benchmark (the protocol of :mod:`advgame.benchmarks`); returns one record per
+    problem."""
     settings = QUICK if quick else FULL
     problems = [entry for name in settings.problems for entry in _problems(name, settings)]
-    meta = {"date": datetime.now().isoformat(timespec="minutes"), "machine": machine_info()}
+    meta = run_meta()
     records = []
     progress = Progress("train")
     for i, (name, make, max_rows) in enumerate(problems, 1):
@@ -303,9 +300,7 @@ def run(quick=False, out=None, print_fn=print):
     loss_records = loss_evaluation_records(settings.eval_sizes)
     squared = {k: squared_microseconds(k) for k in SQUARED_K}
     report = format_report(records, meta) + "\n" + format_extras(loss_records, squared)
-    print_fn(report)
     meta["losses"] = loss_records
     meta["squared us/row"] = {str(k): v for k, v in squared.items()}
-    if out is not None:
-        write_results(out, meta, records, report)
+    publish(report, meta, records, out, print_fn)
     return records

@@ -1,18 +1,29 @@
-"""Compilation of learning problems into LP / QP / SOCP programs with HiGHS and cvxpy backends."""
+"""Compilation of learning problems into LP / QP / SOCP programs with HiGHS and cvxpy backends.
 
-from .graph import GraphLearningProgram, compile_graph, compile_graph_cuts
+One builder per family takes a declaration's parts (loss, feature map, uncertainty set,
+polytope) and the data: :func:`build_learning` (the simplex), :func:`build_matching` (the
+Birkhoff polytope), :func:`build_graph` (a graph's marginal polytope) and :func:`build_minimax`
+(Farnia and Tse's moment balls); :data:`advgame.declaration.BUILDERS` maps each family to its
+builder.  Dependencies point one way: builders -> :mod:`~advgame.compile.program` ->
+backends (:mod:`~advgame.compile.highs`, :mod:`~advgame.compile.cvx`) ->
+:mod:`~advgame.compile.solution`; nothing here imports the declaration.
+"""
+
+from .graph import GraphLearningProgram, build_graph, compile_graph, compile_graph_cuts
 from .learning import (
     AdversaryProgram,
     AdversarySolution,
     LearningProgram,
     LearningSolution,
     ProgramView,
+    build_learning,
     compile_cuts,
     compile_learning,
 )
-from .matching import MatchingProgram, compile_matching
-from .minimax import MinimaxAdversary, MinimaxProgram, compile_minimax
-from .program import Program, Solution
+from .matching import MatchingProgram, build_matching, compile_matching
+from .minimax import MinimaxAdversary, MinimaxProgram, build_minimax, compile_minimax
+from .program import Program
+from .solution import Solution
 
 __all__ = [
     "AdversaryProgram",
@@ -26,6 +37,10 @@ __all__ = [
     "Program",
     "ProgramView",
     "Solution",
+    "build_graph",
+    "build_learning",
+    "build_matching",
+    "build_minimax",
     "compile_cuts",
     "compile_graph",
     "compile_graph_cuts",

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import SolverError
-from .program import DEFAULT_TIME_LIMIT, Solution
-
-if TYPE_CHECKING:
-    from .program import Program
+from .solution import DEFAULT_TIME_LIMIT, Solution, SolvableProgram
 
 __all__ = ["NamedProblem", "to_cvxpy", "solve_cvxpy"]
 
@@ -95,7 +92,7 @@ def _bound(values):
     return float(values[0]) if values.size and np.all(values == values[0]) else values
 
 
-def to_cvxpy(program: Program) -> NamedProblem:
+def to_cvxpy(program: SolvableProgram) -> NamedProblem:
     """The program as a :class:`NamedProblem`: one ``cp.Variable`` per named block, its
     constraints grouped by name, matrices and cost vectors printed under their labels."""
     variables = {
@@ -185,7 +182,7 @@ def _attempts(program, solver, solver_options):
 
 
 def solve_cvxpy(
-    program: Program,
+    program: SolvableProgram,
     solver: str | None = None,
     verbose: bool = False,
     time_limit: float | None = DEFAULT_TIME_LIMIT,

@@ -39,25 +39,25 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..exceptions import NotApplicableError
 from ..features import GraphFeatures
 from ..graph import GraphGame
 from ..graph_data import ExampleBinding
-from .learning import LearningProgram, _rows_to_distributions, latex_loss
+from .inputs import check_sample_weight, declared_loss_matrix, normalised_weights
+from .learning import LearningProgram, _rows_to_distributions, latex_loss, latex_programs
 from .program import Program
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from ..declaration import PredictionGame
     from ..losses import LossMatrix
+    from ..polytopes import Marginal
     from ..uncertainty import UncertaintySet
 
 __all__ = [
     "GraphLearningProgram",
     "compile_graph",
+    "build_graph",
     "compile_graph_cuts",
-    "compile_graph_game",
     "graph_latex",
 ]
 
@@ -131,15 +131,28 @@ class GraphLearningProgram(LearningProgram):
 
 
 # ----------------------------------------------------------------------------------- builder
-def _example_weights(sample_weight, n):
-    if sample_weight is None:
-        return np.full(n, 1.0 / n)
-    w = np.asarray(sample_weight, dtype=np.float64)
-    return w / w.sum()
+@dataclass(frozen=True)
+class GraphData:
+    """What both programs of a graph game are built from: every example's inner program
+    stacked (``E``, ``b``, ``W``, ``CD`` = ``C D``, ``b_sizes`` the rows of each example's
+    ``E``), the layout, the feature map, the uncertainty set, the observed moments and the
+    normalised example weights ``w``."""
+
+    E: sp.csr_matrix
+    b: np.ndarray
+    W: sp.csr_matrix
+    CD: sp.csr_matrix
+    layout: _Layout
+    b_sizes: Sequence[int]
+    fmap: GraphFeatures
+    uncertainty: UncertaintySet
+    observed: np.ndarray
+    w: np.ndarray
 
 
-def _pieces(games, data, fmap):
-    """Each example's inner program stacked: ``E``, ``b``, ``W``, ``C D`` and the layout."""
+def _pieces(games, data, fmap, n_actions):
+    """Each example's inner program stacked: ``E``, ``b``, ``W``, ``C D``, the layout and the
+    rows of each example's ``E``."""
     n, k = data.n_examples, fmap.n_classes_
     n_nodes = data.X1.shape[0]
     programs = [None] * n
@@ -167,7 +180,7 @@ def _pieces(games, data, fmap):
         node_counts=np.array([inner.n_nodes for inner, _ in programs]),
         node_maps=sp.block_diag([inner.node_maps for inner, _ in programs], format="csr"),
         n_labels=k,
-        n_actions=programs[0][0].n_actions,
+        n_actions=n_actions,
     )
     return E, b, W, CD, layout, [inner.rhs.size for inner, _ in programs]
 
@@ -195,75 +208,49 @@ def _one_hot(graph, y, k):
     return np.eye(k)[y], YY
 
 
-def graph_primal(
-    E: sp.csr_matrix,
-    b: np.ndarray,
-    W: sp.csr_matrix,
-    CD: sp.csr_matrix,
-    fmap: GraphFeatures,
-    uncertainty: UncertaintySet,
-    observed: np.ndarray,
-    w: np.ndarray,
-    b_sizes: Sequence[int],
-    n_actions: int,
-) -> Program:
+def graph_primal(data: GraphData) -> Program:
     """The predictor's program (blocks ``theta``, ``alpha``, ``p``; rows ``game``,
     ``predictor simplex``, then the uncertainty set's regulariser)."""
+    uncertainty, b, W, n_actions = data.uncertainty, data.b, data.W, data.layout.n_actions
     program = Program(f"adversarial graphical model ({uncertainty.program_kind})")
-    theta = program.add_variables("theta", fmap.n_params, cost=-observed, label="-b_obs")
-    alpha = program.add_variables("alpha", b.size, cost=b * np.repeat(w, b_sizes), label="w b")
+    theta = program.add_variables("theta", data.fmap.n_params, cost=-data.observed, label="-b_obs")
+    alpha = program.add_variables(
+        "alpha", b.size, cost=b * np.repeat(data.w, data.b_sizes), label="w b"
+    )
     p = program.add_variables("p", W.shape[0], lower=0.0)
     program.add_rows(
         "game",
-        [(alpha, E.T.tocsr(), "E^T"), (p, -W.T.tocsr(), "-W^T"), (theta, -CD, "-C Phi")],
+        [(alpha, data.E.T.tocsr(), "E^T"), (p, -W.T.tocsr(), "-W^T"), (theta, -data.CD, "-C Phi")],
         lower=0.0,
     )
-    program.add_rows(
-        "predictor simplex",
-        [
-            (
-                p,
-                sp.kron(sp.identity(W.shape[0] // n_actions), np.ones((1, n_actions))).tocsr(),
-                "kron(I_nodes, 1_l^T)",
-            )
-        ],
-        1.0,
-        1.0,
-    )
-    uncertainty.add_to_program(program, theta, fmap)
+    program.add_simplex_rows("predictor simplex", p, n_actions, "kron(I_nodes, 1_l^T)")
+    uncertainty.add_to_program(program, theta, data.fmap)
     return program
 
 
-def graph_dual(
-    E: sp.csr_matrix,
-    b: np.ndarray,
-    W: sp.csr_matrix,
-    CD: sp.csr_matrix,
-    fmap: GraphFeatures,
-    uncertainty: UncertaintySet,
-    observed: np.ndarray,
-    w: np.ndarray,
-    mu_sizes: np.ndarray,
-    node_counts: np.ndarray,
-    n_actions: int,
-) -> Program:
+def graph_dual(data: GraphData) -> Program:
     """The adversary's program (blocks ``mu``, ``v``, moment-gap variables; rows ``marginal
     polytope``, ``game``, ``moments`` and the uncertainty set's)."""
+    uncertainty, layout, W, w = data.uncertainty, data.layout, data.W, data.w
     program = Program(f"graph adversary ({uncertainty.program_kind})", sense="maximize")
-    mu = program.add_variables("mu", E.shape[1], lower=0.0)
-    n_nodes = W.shape[0] // n_actions
-    v = program.add_variables("v", n_nodes, cost=np.repeat(w, node_counts), label="omega")
-    program.add_rows("marginal polytope", [(mu, E, "E")], b, b)
+    mu = program.add_variables("mu", data.E.shape[1], lower=0.0)
+    n_nodes = W.shape[0] // layout.n_actions
+    v = program.add_variables("v", n_nodes, cost=np.repeat(w, layout.node_counts), label="omega")
+    program.add_rows("marginal polytope", [(mu, data.E, "E")], data.b, data.b)
     program.add_rows(
         "game",
         [
             (mu, W, "W"),
-            (v, -sp.kron(sp.identity(n_nodes), np.ones((n_actions, 1))).tocsr(), "-kron(I, 1_l)"),
+            (
+                v,
+                -sp.kron(sp.identity(n_nodes), np.ones((layout.n_actions, 1))).tocsr(),
+                "-kron(I, 1_l)",
+            ),
         ],
         lower=0.0,
     )
-    weighted = (CD.T @ sp.diags(np.repeat(w, mu_sizes))).tocsr()
-    uncertainty.add_to_dual(program, [(mu, weighted, "(C Phi)^T Omega")], observed, fmap)
+    weighted = (data.CD.T @ sp.diags(np.repeat(w, layout.mu_sizes))).tocsr()
+    uncertainty.add_to_dual(program, [(mu, weighted, "(C Phi)^T Omega")], data.observed, data.fmap)
     return program
 
 
@@ -293,19 +280,17 @@ def compile_graph(
         One non-negative weight per example (normalised to sum to one).
     latex : str
     """
-    n = data.n_examples
-    w = _example_weights(sample_weight, n)
-    E, b, W, CD, layout, b_sizes = _pieces(games, data, fmap)
+    w = normalised_weights(sample_weight, data.n_examples)
+    E, b, W, CD, layout, b_sizes = _pieces(games, data, fmap, np.shape(loss_matrix)[0])
     observed = _observed_moments(data, fmap, w)
-    l = np.asarray(loss_matrix).shape[0]
-    primal = graph_primal(E, b, W, CD, fmap, uncertainty, observed, w, b_sizes, l)
-    builder = partial(
-        graph_dual,
-        *(E, b, W, CD, fmap, uncertainty, observed, w),
-        *(layout.mu_sizes, layout.node_counts, l),
-    )
+    stacked = GraphData(E, b, W, CD, layout, b_sizes, fmap, uncertainty, observed, w)
     return GraphLearningProgram(
-        primal, builder, layout, w, latex, exact=all(game.exact for game in games)
+        graph_primal(stacked),
+        partial(graph_dual, stacked),
+        layout,
+        w,
+        latex,
+        exact=all(game.exact for game in games),
     )
 
 
@@ -404,69 +389,62 @@ class _Examples(ExampleBinding):
         self.graph, self.node_weights = graph, node_weights
 
 
-def compile_graph_game(
-    pg: PredictionGame,
+def build_graph(
+    loss: str | LossMatrix,
+    features: GraphFeatures,
+    uncertainty: UncertaintySet,
+    polytope: Marginal,
     X: Sequence[Any],
     y: Sequence[ArrayLike],
     sample_weight: ArrayLike | None = None,
+    alpha: float = 0.5,
 ) -> GraphLearningProgram:
-    """:meth:`PredictionGame.compile` for the graph family (a :class:`Marginal` polytope).
+    """The graph family's :class:`GraphLearningProgram` from a declaration's parts and data.
 
-    ``X``: one ``(N_s, d)`` array of node inputs per example, or ``(node_inputs,
-    edge_inputs)`` pairs (edge inputs ``(|E_s|, d_e)``, rows in ``list(graph.edges())`` order);
-    ``y``: one label array ``(N_s,)`` per example; ``sample_weight``: one weight per example.
+    ``loss``: a loss matrix over the node labels or a name built for them (``alpha`` the
+    abstention cost of ``'abstain'``); ``features``: the declared :class:`GraphFeatures` (sizes
+    it declares are checked against the data); ``polytope``: the :class:`Marginal` polytope
+    (the graph, node weights and relaxation).  ``X``: one ``(N_s, d)`` array of node inputs per
+    example, or ``(node_inputs, edge_inputs)`` pairs (edge inputs ``(|E_s|, d_e)``, rows in
+    ``list(graph.edges())`` order); ``y``: one label array ``(N_s,)`` per example;
+    ``sample_weight``: one weight per example.
     """
-    from ..losses import Entropy
-
-    polytope = pg.polytope
-    if isinstance(pg.loss, Entropy):
-        raise NotApplicableError(
-            f"{pg!r}: the log loss on a graph is the CRF; its learning problem (log Z) is not an "
-            "LP/QP/SOCP and has no compiled program. Fit it with "
-            "ag.AdversarialGraphicalModel(loss='log', solver='lbfgs' or 'subgradient')."
-        )
     X_list, edge_X_list = _split_inputs(X)
     binder = _Examples(polytope.graph, polytope.node_weights)
     data = binder._bind(X_list, edge_X_list, y, fitting=True)
     classes = binder.classes_
     k = classes.size
-    L = pg.loss_matrix(k, classes=None if isinstance(pg.loss, str) else classes)
-    declared = pg.features
+    L = declared_loss_matrix(loss, k, alpha, classes=None if isinstance(loss, str) else classes)
     fmap = GraphFeatures(binder.n_features_in_, binder.n_edge_features_in_, k)
     for name, value in (
         ("n_node_inputs", binder.n_features_in_),
         ("n_edge_inputs", binder.n_edge_features_in_),
         ("n_labels", k),
     ):
-        expected = getattr(declared, name, None)
+        expected = getattr(features, name, None)
         if expected is not None and expected != value:
             raise ValueError(
-                f"features = {declared!r} declares {name}={expected}, but the data give {value}."
+                f"features = {features!r} declares {name}={expected}, but the data give {value}."
             )
-    if sample_weight is not None:
-        sample_weight = np.asarray(sample_weight, dtype=np.float64)
-        if sample_weight.shape != (data.n_examples,) or not np.all(np.isfinite(sample_weight)):
-            raise ValueError(
-                f"sample_weight must hold one finite weight per example ({data.n_examples})."
-            )
-        if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
-            raise ValueError("sample_weight must be non-negative with a positive sum.")
+    sample_weight = check_sample_weight(sample_weight, data.n_examples, "example")
     games = [
         GraphGame(L, group.graph, group.node_weights, polytope.polytope) for group in data.groups
     ]
-    return compile_graph(
-        L.matrix, games, data, fmap, pg.uncertainty, sample_weight, latex=graph_latex(pg, L)
-    )
+    latex = graph_latex(L, loss, alpha, uncertainty, polytope)
+    return compile_graph(L.matrix, games, data, fmap, uncertainty, sample_weight, latex=latex)
 
 
 # ------------------------------------------------------------------------------------ LaTeX
-def graph_latex(pg: PredictionGame, L: LossMatrix | None) -> str:
+def graph_latex(
+    L: LossMatrix | None,
+    loss: str | LossMatrix,
+    alpha: float | None,
+    uncertainty: UncertaintySet,
+    polytope: Marginal,
+) -> str:
     r"""The primal and dual graph learning programs as LaTeX, the declarations substituted:
-    the loss, ``M(G)`` (junction tree) or its local relaxation, the norm and radius."""
-    uncertainty = pg.uncertainty
-    regularizer = uncertainty.latex_regularizer()
-    penalty, constraint = uncertainty.latex_constraint()
-    polytope = pg.polytope
+    the loss (``L``, or None while the declared ``loss`` name waits for ``k``), ``M(G)``
+    (junction tree) or its local relaxation, the norm and radius."""
     if polytope.relaxation == "local" and polytope.has_cycles:
         region = (
             r"\mathbb L(G) \supseteq \mathcal M(G)\ \text{(the local polytope: a relaxation, "
@@ -486,33 +464,26 @@ def graph_latex(pg: PredictionGame, L: LossMatrix | None) -> str:
         else (r"w_i = i" if polytope.node_weights == "position" else r"w_i \text{ given}")
     )
     primal = [
-        r"\begin{aligned}",
         r"\min_{\theta,\, \alpha,\, p}\quad & \sum_{s=1}^{n} \omega_s\,\big(b_s^\top\alpha_s - "
-        r"\theta^\top\phi(x_s, y_s)\big)" + (f" + {regularizer}" if regularizer else "") + r"\\",
+        r"\theta^\top\phi(x_s, y_s)\big)",
         r"\text{s.t.}\quad & E_s^\top \alpha_s - W_s^\top p_s \ge C_s \Phi \theta"
         r" \quad \forall s \quad (\text{game})\\",
         r"& p_{s,i} \in \Delta_l \quad \forall s,\ \forall i \quad (\text{predictor simplex})",
-        r"\end{aligned}",
     ]
-    objective = r"\sum_{s=1}^{n} \omega_s \sum_{i} v_{si}" + (f" - {penalty}" if penalty else "")
     dual = [
-        r"\begin{aligned}",
-        r"\max_{\mu,\, v}\quad & " + objective + r"\\",
+        r"\max_{\mu,\, v}\quad & \sum_{s=1}^{n} \omega_s \sum_{i} v_{si}",
         r"\text{s.t.}\quad & v_{si} \le w_i\,(L\, q_{si}(\mu_s))_a \quad \forall s, i,\ "
         r"\forall a \in [l] \quad (\text{game})\\",
         rf"& \mu_s \in {set_name}:\ E_s \mu_s = b_s,\ \mu_s \ge 0 \quad \forall s \quad "
         r"(\text{marginal polytope})\\",
     ]
-    if constraint:
-        dual.append(rf"& {constraint} \quad (\text{{moments}})\\")
-    dual += [
+    residual = (
         r"& m(\mu) = \sum_{s=1}^{n} \omega_s \big(\mathbb E_{\mu_s}[\phi(x_s, Y)] - "
-        r"\phi(x_s, y_s)\big)",
-        r"\end{aligned}",
-    ]
+        r"\phi(x_s, y_s)\big)"
+    )
     where = (
         r"\text{where } L(\hat y, y) = \sum_i w_i L_{\hat y_i y_i},\ "
-        + latex_loss(L, pg.loss, pg.alpha)
+        + latex_loss(L, loss, alpha)
         + r",\ "
         + weights
         + r",\quad \phi(x, y) = \sum_i e_{y_i} \otimes [x_i; 1] + \sum_{(i,j) \in E} "
@@ -520,12 +491,12 @@ def graph_latex(pg: PredictionGame, L: LossMatrix | None) -> str:
         + region
         + r",\quad \omega_s = \tfrac{1}{n} \text{ (or the normalised sample weights)}"
     )
-    return (
-        "% primal: the predictor's regularised risk over node marginals\n$$\n"
-        + "\n".join(primal)
-        + "\n$$\n% dual: the adversary's maximisation over each example's marginals\n$$\n"
-        + "\n".join(dual)
-        + "\n$$\n$$\n"
-        + where
-        + "\n$$\n"
+    return latex_programs(
+        primal,
+        dual,
+        residual,
+        where,
+        uncertainty,
+        "the adversary's maximisation over each example's marginals",
+        "the predictor's regularised risk over node marginals",
     )

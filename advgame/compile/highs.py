@@ -14,14 +14,13 @@ barely move the objective; vehicle, n=100: no answer after 4 minutes) and solves
 a fraction of a second.  ``x`` is read from the dual's row multipliers and accepted only if it is
 feasible and its objective meets the dual's (a certificate of optimality); otherwise the primal
 QP is solved as before.  Every solve stops at ``time_limit`` (default
-:data:`~advgame.compile.program.DEFAULT_TIME_LIMIT`) and a stop short of optimality raises
+:data:`~advgame.compile.solution.DEFAULT_TIME_LIMIT`) and a stop short of optimality raises
 :class:`~advgame.exceptions.SolverError` with the objective reached and the best bound known.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 import highspy
 import numpy as np
@@ -29,10 +28,7 @@ import scipy.sparse as sp
 
 from ..exceptions import NotApplicableError, SolverError
 from ..oracle import highs_model
-from .program import DEFAULT_TIME_LIMIT, Solution
-
-if TYPE_CHECKING:
-    from .program import Program
+from .solution import DEFAULT_TIME_LIMIT, Solution, SolvableProgram
 
 __all__ = ["solve_highs"]
 
@@ -53,7 +49,7 @@ DUAL_ITERATIONS_PER_SIZE = 50
 
 
 def solve_highs(
-    program: Program,
+    program: SolvableProgram,
     time_limit: float | None = DEFAULT_TIME_LIMIT,
     iteration_limit: int | None = None,
     tolerance: float = 1e-9,

@@ -27,21 +27,33 @@ import scipy.sparse as sp
 from .. import losses
 from ..exceptions import SolverError
 from ..features import KernelFeatures, Multiclass, Thresholded
-from .program import Program, Solution
+from .inputs import (
+    check_data,
+    check_sample_weight,
+    classes_of,
+    declared_loss_matrix,
+    fresh,
+    normalised_weights,
+)
+from .program import Program
+from .solution import Solution
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from ..features import FeatureMap
+    from ..polytopes import Polytope
     from ..uncertainty import UncertaintySet
     from .cvx import NamedProblem
 
 __all__ = [
     "ProgramView",
     "AdversaryProgram",
+    "LearningData",
     "AdversarySolution",
     "LearningProgram",
     "LearningSolution",
+    "build_learning",
     "compile_cuts",
     "compile_learning",
     "learning_dual",
@@ -257,10 +269,6 @@ class LearningProgram(ProgramView):
         return _rows_to_distributions(q.reshape(self.n_samples, self.n_labels))
 
 
-def _weights(sample_weight, n):
-    return np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
-
-
 def _observed(D, y, w):
     """``sum_i w_i phi(x_i, y_i)``: the empirical moments."""
     n = y.size
@@ -268,26 +276,31 @@ def _observed(D, y, w):
     return D[np.arange(n) * k + y].T @ w
 
 
-def learning_primal(
-    L: np.ndarray,
-    fmap: FeatureMap,
-    uncertainty: UncertaintySet,
-    minus_D: sp.csr_matrix,
-    observed: np.ndarray,
-    w: np.ndarray,
-    name: str = "adversarial learning",
-) -> Program:
-    """The predictor's program (blocks ``theta``, ``u``, ``p``; rows ``game``, ``simplex``).
+@dataclass(frozen=True)
+class LearningData:
+    """What the predictor's and the adversary's programs of the simplex family are built from.
 
     ``minus_D`` is the negated feature design ``-Phi`` (``vec F = Phi theta``), ``observed`` the
-    empirical moments ``sum_i w_i phi(x_i, y_i)``.
+    empirical moments ``sum_i w_i phi(x_i, y_i)`` and ``w`` the normalised sample weights.
     """
+
+    L: np.ndarray
+    fmap: FeatureMap
+    uncertainty: UncertaintySet
+    minus_D: sp.csr_matrix
+    observed: np.ndarray
+    w: np.ndarray
+
+
+def learning_primal(data: LearningData, name: str = "adversarial learning") -> Program:
+    """The predictor's program (blocks ``theta``, ``u``, ``p``; rows ``game``, ``simplex``)."""
+    L, uncertainty, w = data.L, data.uncertainty, data.w
     l, k = L.shape
     n = w.size
     program = Program(f"{name} ({uncertainty.program_kind})")
-    theta = program.add_variables("theta", fmap.n_params, cost=-observed, label="-b")
+    theta = program.add_variables("theta", data.fmap.n_params, cost=-data.observed, label="-b")
     u = program.add_variables("u", n, cost=w, label="w")
-    uncertainty.add_to_program(program, theta, fmap)
+    uncertainty.add_to_program(program, theta, data.fmap)
     p = program.add_variables("p", n * l, lower=0.0)
     eye = sp.identity(n, format="csr")
     program.add_rows(
@@ -295,36 +308,25 @@ def learning_primal(
         [
             (u, sp.kron(eye, np.ones((k, 1)), format="csr"), "kron(I_n, 1_k)"),
             (p, sp.kron(eye, -L.T, format="csr"), "-kron(I_n, L^T)"),
-            (theta, minus_D, "-Phi"),
+            (theta, data.minus_D, "-Phi"),
         ],
         lower=0.0,
     )
-    program.add_rows(
-        "simplex", [(p, sp.kron(eye, np.ones((1, l)), format="csr"), "kron(I_n, 1_l^T)")], 1.0, 1.0
-    )
+    program.add_simplex_rows("simplex", p, l, "kron(I_n, 1_l^T)")
     return program
 
 
-def learning_dual(
-    L: np.ndarray,
-    fmap: FeatureMap,
-    uncertainty: UncertaintySet,
-    minus_D: sp.csr_matrix,
-    observed: np.ndarray,
-    w: np.ndarray,
-    name: str = "adversary",
-) -> Program:
+def learning_dual(data: LearningData, name: str = "adversary") -> Program:
     """The adversary's program (blocks ``q``, ``v``, moment-gap variables; rows ``simplex``,
-    ``game``, ``moments`` and the uncertainty set's own); arguments as :func:`learning_primal`."""
+    ``game``, ``moments`` and the uncertainty set's)."""
+    L, uncertainty, w = data.L, data.uncertainty, data.w
     l, k = L.shape
     n = w.size
     program = Program(f"{name} ({uncertainty.program_kind})", sense="maximize")
     q = program.add_variables("q", n * k, lower=0.0)
     v = program.add_variables("v", n, cost=w, label="w")
     eye = sp.identity(n, format="csr")
-    program.add_rows(
-        "simplex", [(q, sp.kron(eye, np.ones((1, k)), format="csr"), "kron(I_n, 1_k^T)")], 1.0, 1.0
-    )
+    program.add_simplex_rows("simplex", q, k, "kron(I_n, 1_k^T)")
     program.add_rows(
         "game",
         [
@@ -333,8 +335,8 @@ def learning_dual(
         ],
         lower=0.0,
     )
-    weighted = (minus_D.T @ sp.diags(-np.repeat(w, k))).tocsr()
-    uncertainty.add_to_dual(program, [(q, weighted, "Phi^T W")], observed, fmap)
+    weighted = (data.minus_D.T @ sp.diags(-np.repeat(w, k))).tocsr()
+    uncertainty.add_to_dual(program, [(q, weighted, "Phi^T W")], data.observed, data.fmap)
     return program
 
 
@@ -366,20 +368,53 @@ def compile_learning(
     L = np.asarray(loss_matrix, dtype=np.float64)
     l, k = L.shape
     n = X.shape[0]
-    w = _weights(sample_weight, n)
+    w = normalised_weights(sample_weight, n)
     minus_D = fmap.bind(X).matrix()
     observed = _observed(minus_D, y, w)
     minus_D.data *= -1.0  # in place: the programs hold this one copy of the design
-    primal = learning_primal(L, fmap, uncertainty, minus_D, observed, w)
-    return LearningProgram(
-        primal,
-        partial(learning_dual, L, fmap, uncertainty, minus_D, observed, w),
-        n,
-        k,
-        l,
-        w,
-        latex,
-    )
+    data = LearningData(L, fmap, uncertainty, minus_D, observed, w)
+    return LearningProgram(learning_primal(data), partial(learning_dual, data), n, k, l, w, latex)
+
+
+def build_learning(
+    loss: str | losses.LossMatrix,
+    features: FeatureMap,
+    uncertainty: UncertaintySet,
+    polytope: Polytope,
+    X: ArrayLike,
+    y: ArrayLike,
+    sample_weight: ArrayLike | None = None,
+    alpha: float = 0.5,
+) -> LearningProgram:
+    """The simplex family's :class:`LearningProgram` from a declaration's parts and data.
+
+    Parameters
+    ----------
+    loss : LossMatrix or str
+        A loss matrix over the classes of ``y``, or a name built for them (``alpha``: the
+        abstention cost of ``'abstain'``).
+    features : FeatureMap
+        The declared (unfitted) feature map; a fitted copy builds the design.
+    uncertainty : UncertaintySet
+    polytope : Polytope
+        The probability simplex (the only polytope of this family).
+    X : array-like of shape (n, d)
+    y : array-like of shape (n,)
+        Labels; the classes are in the loss matrix's label order when its labels name them
+        (:func:`~advgame.compile.inputs.classes_of`), else sorted.
+    sample_weight : array-like of shape (n,), optional
+    alpha : float
+    """
+    X, y = check_data(X, y)
+    classes, y_index = classes_of(y, loss)
+    sample_weight = check_sample_weight(sample_weight, X.shape[0])
+    k = classes.size
+    if k < 2 and not (isinstance(loss, losses.LossMatrix) and loss.n_labels == 1):
+        raise ValueError(f"y must contain at least 2 classes; got {list(classes)}.")
+    L = declared_loss_matrix(loss, k, alpha, classes=None if isinstance(loss, str) else classes)
+    fmap = fresh(features).fit(X, k)
+    latex = learning_latex(L, loss, alpha, features, uncertainty)
+    return compile_learning(L.matrix, fmap, uncertainty, X, y_index, sample_weight, latex=latex)
 
 
 def compile_cuts(
@@ -422,6 +457,44 @@ def compile_cuts(
     return program
 
 
+def latex_programs(
+    primal: list[str],
+    dual: list[str],
+    residual: str,
+    where: str,
+    uncertainty: UncertaintySet,
+    dual_note: str,
+    primal_note: str = "the predictor's regularised risk",
+    rename: Callable[[str], str] = str,
+) -> str:
+    """The LaTeX layout every family shares: the primal's ``aligned`` block (its objective
+    ``primal[0]`` plus the uncertainty set's regulariser, then its constraints), the dual's (its
+    objective ``dual[0]`` minus the set's penalty, its constraints, the set's moment constraint
+    if any and the moment ``residual``) and the ``where`` line, each between ``$$``; ``rename``
+    adapts the set's LaTeX to the family's symbols."""
+    regularizer = rename(uncertainty.latex_regularizer())
+    penalty, constraint = (None if t is None else rename(t) for t in uncertainty.latex_constraint())
+    primal = [
+        r"\begin{aligned}",
+        primal[0] + (f" + {regularizer}" if regularizer else "") + r"\\",
+        *primal[1:],
+        r"\end{aligned}",
+    ]
+    dual = [r"\begin{aligned}", dual[0] + (f" - {penalty}" if penalty else "") + r"\\", *dual[1:]]
+    if constraint:
+        dual.append(rf"& {constraint} \quad (\text{{moments}})\\")
+    dual += [residual, r"\end{aligned}"]
+    return (
+        f"% primal: {primal_note}\n$$\n"
+        + "\n".join(primal)
+        + f"\n$$\n% dual: {dual_note}\n$$\n"
+        + "\n".join(dual)
+        + "\n$$\n$$\n"
+        + where
+        + "\n$$\n"
+    )
+
+
 def learning_latex(
     L: losses.LossMatrix | None,
     declared: str | losses.LossMatrix | ArrayLike,
@@ -432,53 +505,32 @@ def learning_latex(
     r"""The simplex family's primal and dual learning programs as LaTeX: the loss matrix ``L``
     (None while a named loss waits for ``k``: ``declared`` and ``alpha`` describe it), the
     feature map and the uncertainty set substituted."""
-    uncertainty = uncertainty_set
-    regularizer = uncertainty.latex_regularizer()
-    penalty, constraint = uncertainty.latex_constraint()
-    loss_text = latex_loss(L, declared, alpha)
-    features = latex_features(fmap)
-    polytope = r"\Delta_k"
     primal = [
-        r"\begin{aligned}",
         r"\min_{\theta,\, u,\, p}\quad & \sum_{i=1}^{n} w_i\,\big(u_i - "
-        r"\theta^\top\phi(x_i, y_i)\big)" + (f" + {regularizer}" if regularizer else ""),
+        r"\theta^\top\phi(x_i, y_i)\big)",
         r"\text{s.t.}\quad & u_i \ge (L^\top p_i)_j + \theta^\top \phi(x_i, j)"
         r" \quad \forall i,\ \forall j \in [k] \quad (\text{game})\\",
         r"& p_i \in \Delta_l \quad \forall i \quad (\text{simplex})",
-        r"\end{aligned}",
     ]
-    objective = r"\sum_{i=1}^{n} w_i\, v_i" + (f" - {penalty}" if penalty else "")
     dual = [
-        r"\begin{aligned}",
-        r"\max_{q,\, v}\quad & " + objective + r"\\",
+        r"\max_{q,\, v}\quad & \sum_{i=1}^{n} w_i\, v_i",
         r"\text{s.t.}\quad & v_i \le (L q_i)_a \quad \forall i,\ \forall a \in [l]"
         r" \quad (\text{game})\\",
-        rf"& q_i \in {polytope} \quad \forall i \quad (\text{{simplex}})\\",
+        r"& q_i \in \Delta_k \quad \forall i \quad (\text{simplex})\\",
     ]
-    if constraint:
-        dual.append(rf"& {constraint} \quad (\text{{moments}})\\")
-    dual += [
+    residual = (
         r"& m(q) = \sum_{i=1}^{n} w_i \Big(\sum_{j} q_{ij}\, \phi(x_i, j) - "
-        r"\phi(x_i, y_i)\Big)",
-        r"\end{aligned}",
-    ]
-    where = [
-        r"\text{where } "
-        + loss_text
-        + r",\quad "
-        + features
-        + r",\quad w_i = \tfrac{1}{n} \text{ (or the normalised sample weights)}",
-    ]
-    primal[1] = primal[1] + r"\\"
-    return (
-        "% primal: the predictor's regularised risk\n$$\n"
-        + "\n".join(primal)
-        + "\n$$\n% dual: the adversary's maximisation over each sample's conditional\n$$\n"
-        + "\n".join(dual)
-        + "\n$$\n$$\n"
-        + "\n".join(where)
-        + "\n$$\n"
+        r"\phi(x_i, y_i)\Big)"
     )
+    where = (
+        r"\text{where } "
+        + latex_loss(L, declared, alpha)
+        + r",\quad "
+        + latex_features(fmap)
+        + r",\quad w_i = \tfrac{1}{n} \text{ (or the normalised sample weights)}"
+    )
+    note = "the adversary's maximisation over each sample's conditional"
+    return latex_programs(primal, dual, residual, where, uncertainty_set, note)
 
 
 def latex_loss(

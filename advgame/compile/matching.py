@@ -20,6 +20,7 @@ adversary's program (:func:`matching_dual`): each ``Q_i`` doubly stochastic, the
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -28,14 +29,21 @@ import scipy.sparse as sp
 
 from ..features import FeatureMap
 from ..permutation import ranks_to_matrices
-from .learning import LearningProgram, _weights
+from .inputs import check_data, check_sample_weight, hamming_items, normalised_weights
+from .learning import LearningProgram, latex_programs
 from .program import Program
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..losses import LossMatrix
+    from ..polytopes import Polytope
     from ..uncertainty import UncertaintySet
 
 __all__ = [
+    "MatchingData",
     "MatchingProgram",
+    "build_matching",
     "compile_matching",
     "matching_dual",
     "matching_latex",
@@ -69,14 +77,32 @@ def _cells(k):
     return item, position
 
 
-def matching_primal(
-    X: np.ndarray,
-    P: np.ndarray,
-    w: np.ndarray,
-    uncertainty: UncertaintySet,
-    fmap: FeatureMap,
-    fit_intercept: bool = True,
-) -> Program:
+@dataclass(frozen=True)
+class MatchingData:
+    """What both programs of the Birkhoff game are built from: features ``X`` (n, d), the true
+    permutation matrices ``P`` (n, k, k), the normalised sample weights ``w``, the uncertainty
+    set on ``W`` and its parameter space ``fmap`` (:class:`CellFeatures`)."""
+
+    X: np.ndarray
+    P: np.ndarray
+    w: np.ndarray
+    uncertainty: UncertaintySet
+    fmap: FeatureMap
+    fit_intercept: bool = True
+
+    @property
+    def sizes(self) -> tuple[int, int, int]:
+        """``(n, d, k)``."""
+        return *self.X.shape, self.P.shape[1]
+
+    @property
+    def weighted_truth(self) -> np.ndarray:
+        """``w_i vec(P_i)`` as an ``(n, k^2)`` array."""
+        n, _, k = self.sizes
+        return self.w[:, None] * self.P.reshape(n, k * k)
+
+
+def matching_primal(data: MatchingData) -> Program:
     r"""The predictor's program
 
     .. math::  \min\ \sum_i w_i \big(1^\top a_i + 1^\top c_i - \langle Θ_i, P_i\rangle\big) + R(W)
@@ -88,12 +114,12 @@ def matching_primal(
     (``k^2``, if ``fit_intercept``), ``predictor`` (``P̂_i``, row-major, ``n k^2``), ``a``, ``c``
     (``n k`` each) and the uncertainty set's; row blocks ``game``, ``predictor rows``,
     ``predictor columns`` and the uncertainty set's.  Sparse Kronecker products, no loop over
-    samples.  ``P`` holds the true permutation matrices ``(n, k, k)``.
+    samples.
     """
-    n, d = X.shape
-    k = P.shape[1]
+    X, w, uncertainty, fit_intercept = data.X, data.w, data.uncertainty, data.fit_intercept
+    n, d, k = data.sizes
     kk = k * k
-    weighted_truth = w[:, None] * P.reshape(n, kk)
+    weighted_truth = data.weighted_truth
     program = Program(f"adversarial matching ({uncertainty.program_kind})")
     W = program.add_variables(
         "W", d * kk, cost=-(X.T @ weighted_truth).ravel(), label="-(sum_i w_i x_i ⊗ vec(P_i))"
@@ -121,12 +147,7 @@ def matching_primal(
         ],
         lower=1.0,
     )
-    program.add_rows(
-        "predictor rows",
-        [(predictor, sp.kron(samples, item.T, format="csr"), "kron(I_n, I_k ⊗ 1_k^T)")],
-        1.0,
-        1.0,
-    )
+    program.add_simplex_rows("predictor rows", predictor, k, "kron(I_n, I_k ⊗ 1_k^T)")
     program.add_rows(
         "predictor columns",
         [
@@ -139,18 +160,11 @@ def matching_primal(
         1.0,
         1.0,
     )
-    uncertainty.add_to_program(program, W, fmap)
+    uncertainty.add_to_program(program, W, data.fmap)
     return program
 
 
-def matching_dual(
-    X: np.ndarray,
-    P: np.ndarray,
-    w: np.ndarray,
-    uncertainty: UncertaintySet,
-    fmap: FeatureMap,
-    fit_intercept: bool = True,
-) -> Program:
+def matching_dual(data: MatchingData) -> Program:
     r"""The adversary's program
 
     .. math::  \max_{Q, a, c}\ \sum_i w_i \big(k - 1^\top a_i - 1^\top c_i\big) - R^*(m)
@@ -163,19 +177,17 @@ def matching_dual(
     blocks ``Q rows``, ``Q columns``, ``game``, ``intercept moments``, ``moments`` and the
     uncertainty set's.
     """
-    n, d = X.shape
-    k = P.shape[1]
+    X, w, uncertainty, fit_intercept = data.X, data.w, data.uncertainty, data.fit_intercept
+    n, _, k = data.sizes
     kk = k * k
-    weighted_truth = w[:, None] * P.reshape(n, kk)
+    weighted_truth = data.weighted_truth
     program = Program(f"matching adversary ({uncertainty.program_kind})", sense="maximize")
     q = program.add_variables("Q", n * kk, lower=0.0, cost=np.repeat(w, kk), label="(w ⊗ 1_k²)")
     a = program.add_variables("a", n * k, cost=-np.repeat(w, k), label="-(w ⊗ 1_k)")
     c = program.add_variables("c", n * k, cost=-np.repeat(w, k), label="-(w ⊗ 1_k)")
     samples = sp.identity(n, format="csr")
     item, position = _cells(k)
-    program.add_rows(
-        "Q rows", [(q, sp.kron(samples, item.T, format="csr"), "kron(I_n, I_k ⊗ 1_k^T)")], 1.0, 1.0
-    )
+    program.add_simplex_rows("Q rows", q, k, "kron(I_n, I_k ⊗ 1_k^T)")
     program.add_rows(
         "Q columns",
         [
@@ -208,7 +220,7 @@ def matching_dual(
     moments = (_design(X, k).T @ sp.diags(np.repeat(w, kk))).tocsr()
     observed = (X.T @ weighted_truth).ravel()
     uncertainty.add_to_dual(
-        program, [(q, moments, "kron(X, I_k²)^T diag(w ⊗ 1_k²)")], observed, fmap
+        program, [(q, moments, "kron(X, I_k²)^T diag(w ⊗ 1_k²)")], observed, data.fmap
     )
     return program
 
@@ -218,39 +230,25 @@ def matching_latex(
 ) -> str:
     """The primal and the dual of the Birkhoff learning problem as LaTeX, the declared pieces
     (Hamming loss, Birkhoff polytope, the uncertainty set's norm and radius) substituted."""
-    regularizer = uncertainty.latex_regularizer().replace(r"\theta", "W")
-    penalty, constraint = (
-        None if text is None else text.replace("m(q)", "m(Q)")
-        for text in uncertainty.latex_constraint()
-    )
     intercept = "+ b" if fit_intercept else ""
     primal = [
-        r"\begin{aligned}",
         r"\min_{W,\, b,\, \hat P,\, a,\, c}\quad & \sum_{i=1}^{n} w_i\,\big(1^\top a_i + "
-        r"1^\top c_i - \langle \Theta_i, P_i\rangle\big)"
-        + (f" + {regularizer}" if regularizer else "")
-        + r"\\",
+        r"1^\top c_i - \langle \Theta_i, P_i\rangle\big)",
         r"\text{s.t.}\quad & a_{ij} + c_{ir} + \hat P_{i,jr} - \Theta_{i,jr} \ge 1"
         r" \quad \forall i, j, r \quad (\text{game})\\",
         rf"& \hat P_i \in B_{{{k}}} \quad \forall i \quad (\text{{predictor rows, columns}})",
-        r"\end{aligned}",
     ]
-    objective = r"\sum_{i=1}^{n} w_i\,\big(" + str(k) + r" - 1^\top a_i - 1^\top c_i\big)"
     dual = [
-        r"\begin{aligned}",
-        r"\max_{Q,\, a,\, c}\quad & " + objective + (f" - {penalty}" if penalty else "") + r"\\",
+        r"\max_{Q,\, a,\, c}\quad & \sum_{i=1}^{n} w_i\,\big("
+        + str(k)
+        + r" - 1^\top a_i - 1^\top c_i\big)",
         r"\text{s.t.}\quad & a_{ij} + c_{ir} \ge Q_{i,jr} \quad \forall i, j, r"
         r" \quad (\text{game})\\",
         rf"& Q_i \in B_{{{k}}} \quad \forall i \quad (\text{{Q rows, columns}})\\",
     ]
     if fit_intercept:
         dual.append(r"& \sum_{i=1}^{n} w_i (Q_i - P_i) = 0 \quad (\text{intercept moments})\\")
-    if constraint:
-        dual.append(rf"& {constraint} \quad (\text{{moments}})\\")
-    dual += [
-        r"& m(Q) = \sum_{i=1}^{n} w_i\, x_i \otimes \operatorname{vec}(Q_i - P_i)",
-        r"\end{aligned}",
-    ]
+    residual = r"& m(Q) = \sum_{i=1}^{n} w_i\, x_i \otimes \operatorname{vec}(Q_i - P_i)"
     where = (
         r"\text{where } L(\hat P, P) = "
         + str(k)
@@ -266,15 +264,16 @@ def matching_latex(
         + r"} = \{Q \ge 0 : Q 1 = 1,\ Q^\top 1 = 1\},\quad P_i = \text{the permutation matrix of "
         r"ranking } i,\quad w_i = \tfrac{1}{n} \text{ (or the normalised sample weights)}"
     )
-    return (
-        "% primal: the predictor's regularised risk\n$$\n"
-        + "\n".join(primal)
-        + "\n$$\n% dual: the adversary's maximisation over each sample's doubly stochastic Q_i\n$$\n"
-        + "\n".join(dual)
-        + "\n$$\n$$\n"
-        + where
-        + "\n$$\n"
+    note = "the adversary's maximisation over each sample's doubly stochastic Q_i"
+    return latex_programs(
+        primal, dual, residual, where, uncertainty, note, rename=_matching_symbols
     )
+
+
+def _matching_symbols(text: str) -> str:
+    """An uncertainty set's LaTeX in the Birkhoff game's symbols: ``W`` for ``theta``, ``m(Q)``
+    for ``m(q)``."""
+    return text.replace(r"\theta", "W").replace("m(q)", "m(Q)")
 
 
 class MatchingProgram(LearningProgram):
@@ -331,12 +330,37 @@ def compile_matching(
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     k = R.shape[1]
-    w = _weights(sample_weight, n)
-    P = ranks_to_matrices(R)
-    fmap = CellFeatures(d, k)
-    args = (X, P, w, uncertainty, fmap, fit_intercept)
+    w = normalised_weights(sample_weight, n)
+    data = MatchingData(X, ranks_to_matrices(R), w, uncertainty, CellFeatures(d, k), fit_intercept)
     if latex is None:
         latex = matching_latex(uncertainty, fit_intercept, k)
     return MatchingProgram(
-        matching_primal(*args), partial(matching_dual, *args), n, k, w, latex, fit_intercept
+        matching_primal(data), partial(matching_dual, data), n, k, w, latex, fit_intercept
     )
+
+
+def build_matching(
+    loss: str | LossMatrix,
+    features: FeatureMap,
+    uncertainty: UncertaintySet,
+    polytope: Polytope,
+    X: ArrayLike,
+    y: ArrayLike,
+    sample_weight: ArrayLike | None = None,
+    alpha: float = 0.5,
+) -> MatchingProgram:
+    """The Birkhoff family's :class:`MatchingProgram` from a declaration's parts and data:
+    ``loss`` the Hamming loss (``'hamming'``, or its matrix over the ``k!`` permutations, whose
+    ``k`` must be that of the rankings), ``features`` linear (``features.fit_intercept``), the
+    ``polytope`` Birkhoff's; ``y`` the rankings ``R[i, j]`` = rank of item ``j``; ``alpha``
+    unused (the signature of every family's builder)."""
+    X, R = check_data(X, y, rankings=True)
+    sample_weight = check_sample_weight(sample_weight, X.shape[0])
+    items = hamming_items(loss)
+    if items is not None and items != R.shape[1]:
+        raise ValueError(
+            f"the loss is the Hamming loss between permutations of {items} items but the "
+            f"rankings order {R.shape[1]}; use loss='hamming' (items from the rankings) or "
+            f"ag.permutation.hamming_loss_matrix({R.shape[1]})."
+        )
+    return compile_matching(X, R, uncertainty, sample_weight, fit_intercept=features.fit_intercept)

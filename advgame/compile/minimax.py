@@ -25,21 +25,41 @@ through cvxpy, Clarabel the rest).
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._validation import as_float_array, check_finite
 from ..exceptions import SolverError
 from ..losses import Entropy, LossMatrix
-from .cvx import NamedProblem
+from .inputs import (
+    check_data,
+    check_sample_weight,
+    classes_of,
+    declared_loss_matrix,
+    normalised_weights,
+)
 from .learning import AdversarySolution, LearningSolution, _rows_to_distributions
-from .program import Solution
+from .solution import Solution
 
 if TYPE_CHECKING:
-    from ..uncertainty import MomentBalls
+    from numpy.typing import ArrayLike
 
-__all__ = ["MinimaxAdversary", "MinimaxProgram", "compile_minimax", "minimax_kind", "minimax_latex"]
+    from ..features import Multiclass
+    from ..polytopes import Polytope
+    from ..uncertainty import MomentBalls
+    from .cvx import NamedProblem
+
+__all__ = [
+    "MinimaxAdversary",
+    "MinimaxProgram",
+    "build_minimax",
+    "compile_minimax",
+    "minimax_kind",
+    "minimax_latex",
+]
 
 #: Clarabel's gap and feasibility tolerances when no ``tol`` is given.
 CLARABEL_TOL = 1e-8
@@ -141,6 +161,8 @@ class MinimaxProgram:
     def to_cvxpy(self) -> NamedProblem:
         """The primal (Eq. 21) as a :class:`NamedProblem`; ``var_dict['A']`` holds ``A``."""
         import cvxpy as cp
+
+        from .cvx import NamedProblem
 
         if self._primal is None:
             A = cp.Variable((self.n_rows, self.X1.shape[1]), name="A")
@@ -248,6 +270,8 @@ class MinimaxAdversary:
     def to_cvxpy(self) -> NamedProblem:
         """The adversary's program as a :class:`NamedProblem` (``var_dict['q']`` or ``['m']``)."""
         import cvxpy as cp
+
+        from .cvx import NamedProblem
 
         if self._problem is None:
             pg = self.program
@@ -372,10 +396,55 @@ def compile_minimax(
     MinimaxProgram
     """
     n = X.shape[0]
-    w = np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
+    w = normalised_weights(sample_weight, n)
     X1 = np.hstack([X, np.ones((n, 1))]) if fit_intercept else X
     latex = minimax_latex(loss, balls, fit_intercept)
     return MinimaxProgram(loss, balls, X1, Theta, w, fit_intercept, latex)
+
+
+def build_minimax(
+    loss: str | Entropy | LossMatrix,
+    features: Multiclass,
+    uncertainty: MomentBalls,
+    polytope: Polytope,
+    X: ArrayLike,
+    y: ArrayLike,
+    sample_weight: ArrayLike | None = None,
+    alpha: float = 0.5,
+) -> MinimaxProgram:
+    """The minimax family's :class:`MinimaxProgram` from a declaration's parts and data: the
+    targets encoded as Farnia and Tse's ``theta(Y)`` (one-hot of the first ``k - 1`` classes,
+    or the real ``Y`` of the quadratic loss), the moment balls bound to ``A``'s shape.
+
+    ``loss``: a generalised entropy, a loss matrix or a name built for the classes of ``y``
+    (``alpha`` the abstention cost of ``'abstain'``); ``features``: ``[x; 1]``
+    (``features.fit_intercept``); ``polytope``: the simplex.
+    """
+    X, y = check_data(X, y)
+    sample_weight = check_sample_weight(sample_weight, X.shape[0])
+    if isinstance(loss, Entropy) and loss.kind == "quadratic":
+        targets = as_float_array("y (real targets)", y)
+        check_finite("y (real targets)", targets)
+        Theta, t = targets[:, None], 1
+    else:
+        classes, y_index = classes_of(y, loss)
+        k = classes.size
+        if k < 2:
+            raise ValueError(f"y must contain at least 2 classes; got {list(classes)}.")
+        if isinstance(loss, Entropy):
+            if loss.n_labels != k:
+                raise ValueError(
+                    f"loss = {loss!r} has {loss.n_labels} labels but y has {k} classes."
+                )
+        else:
+            loss = declared_loss_matrix(
+                loss, k, alpha, classes=None if isinstance(loss, str) else classes
+            )
+        Theta, t = np.eye(k)[y_index], k - 1
+    balls = copy.deepcopy(uncertainty).bind(t, X.shape[1])
+    return compile_minimax(
+        loss, balls, X, Theta, sample_weight, fit_intercept=features.fit_intercept
+    )
 
 
 # ----------------------------------------------------------------------------------- LaTeX

@@ -13,11 +13,12 @@ program can describe itself.  The kind is ``LP`` (no ``G``, no cones), ``QP`` (`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
+
+from .solution import DEFAULT_TIME_LIMIT, Solution
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -26,28 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_TIME_LIMIT", "Program", "Solution"]
 
-#: Wall-clock limit (seconds) of one :meth:`Program.solve` unless ``time_limit`` is given; a solve
-#: that reaches it raises :class:`~advgame.exceptions.SolverError` (never a partial result).
-DEFAULT_TIME_LIMIT = 300.0
 #: :meth:`Program.matrix` places the entries of a term this many at a time.
 ASSEMBLY_CHUNK = 1 << 16
-
-
-@dataclass
-class Solution:
-    """A solved program: the variable vector, objective (in the program's sense) and status.
-
-    ``row_duals`` are the multipliers ``y`` of the linear rows in the minimisation form
-    ``min c^T x + ½||Gx||^2`` (``c + G^T G x = A^T y + `` bound multipliers): ``y >= 0`` on a row
-    held at its lower bound, ``<= 0`` at its upper bound; None when the backend gave none.
-    """
-
-    x: np.ndarray
-    objective: float
-    status: str
-    backend: str
-    solve_seconds: float
-    row_duals: np.ndarray | None = None
 
 
 def _term(term):
@@ -129,6 +110,15 @@ class Program:
         self._row_lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (size,)))
         self._row_upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (size,)))
         return block
+
+    def add_simplex_rows(
+        self, name: str, block: slice, size: int, label: str | None = None
+    ) -> slice:
+        """Add the rows ``sum_j x[block][s size + j] = 1``: each run of ``size`` variables of
+        ``block`` is a distribution (its nonnegativity is the block's lower bound)."""
+        count = (block.stop - block.start) // size
+        ones = sp.kron(sp.identity(count, format="csr"), np.ones((1, size)), format="csr")
+        return self.add_rows(name, [(block, ones, label)], 1.0, 1.0)
 
     def add_quadratic(self, block: slice, factor: Any, label: str | None = None) -> None:
         """Add ``½ ||factor @ x[block]||^2`` to the minimised form of the objective (a penalty:

@@ -1,28 +1,27 @@
-"""scikit-learn estimators built on the games."""
+"""scikit-learn estimators built on the games.
 
-from .classifier import AdversarialClassifier
-from .graphical import AdversarialGraphicalModel, StructuredSVM
-from .matching import AdversarialMatching
-from .minimax import (
-    FeatureSelection,
-    MinimaxClassifier,
-    MinimaxRegressor,
-    robust_feature_selection,
-)
-from .prediction_sets import GeneralizedPredictionSet, error_rate_curve
-from .projection import LabelRanker, ProjectionClassifier
+Each estimator's module (and scikit-learn with it) is imported on first access (PEP 562).
+"""
 
-__all__ = [
-    "AdversarialClassifier",
-    "AdversarialGraphicalModel",
-    "AdversarialMatching",
-    "StructuredSVM",
-    "GeneralizedPredictionSet",
-    "error_rate_curve",
-    "LabelRanker",
-    "ProjectionClassifier",
-    "FeatureSelection",
-    "MinimaxClassifier",
-    "MinimaxRegressor",
-    "robust_feature_selection",
-]
+from .._lazy import lazy_attributes
+
+#: Public name -> the module of this package that defines it.
+_LAZY = {
+    "AdversarialClassifier": ".classifier",
+    "AdversarialGraphicalModel": ".graphical",
+    "AdversarialMatching": ".matching",
+    "StructuredSVM": ".graphical",
+    "GeneralizedPredictionSet": ".prediction_sets",
+    "error_rate_curve": ".prediction_sets",
+    "LabelRanker": ".projection",
+    "ProjectionClassifier": ".projection",
+    "FeatureSelection": ".minimax",
+    "MinimaxClassifier": ".minimax",
+    "MinimaxRegressor": ".minimax",
+    "robust_feature_selection": ".minimax",
+}
+
+__all__ = list(_LAZY)
+
+
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY, __all__)

@@ -14,7 +14,6 @@ Corollary 14).
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -22,26 +21,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ..declaration import LOSS_ALIASES, PredictionGame
-from ..exceptions import ConvergenceWarning
-from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
-from ..losses import LossMatrix, as_loss_matrix
-from ..solvers import (
-    SurrogateObjective,
-    fit_adagrad,
-    fit_kernel,
-    fit_lbfgs,
-    fit_linear_dual,
-    fit_pegasos,
-    fit_smoothed,
-    kernel_obstacle,
-    linear_dual_obstacle,
-    refine_cutting_plane,
-    smoothing_obstacle,
-)
-from ..uncertainty import SoftMoments, as_uncertainty
-from ._base import ProgramNotPickled, fit_finished, fit_started, progress
-from ._inputs import (
+from .._estimator.base import ProgramNotPickled, fit_finished, fit_started, progress
+from .._estimator.inputs import (
     check_classification_fit,
     check_feature_scale,
     check_iteration_params,
@@ -51,6 +32,14 @@ from ._inputs import (
     resolve_loss_matrix,
     validate_numeric,
 )
+from ..declaration import LOSS_ALIASES, PredictionGame
+from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
+from ..losses import LossMatrix, as_loss_matrix
+from ..solvers import SurrogateObjective
+from ..solvers.auto import AUTO_CERTIFY_SIZE as AUTO_CERTIFY_SIZE  # its home: solvers.auto
+from ..solvers.auto import AUTO_COMPILE_ROWS as AUTO_COMPILE_ROWS
+from ..solvers.auto import auto_solver, fit_first_order
+from ..uncertainty import SoftMoments, as_uncertainty
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -63,14 +52,6 @@ _LOSSES = ("zero_one", "ordinal", "squared", "abstain")
 #: Loss structures whose numbers depend on the order of the classes.
 _ORDINAL_KINDS = ("ordinal", "squared")
 _SOLVERS = ("auto", "compile", "smoothing", "lbfgs", "subgradient", "pegasos")
-#: ``certify='auto'`` refines L-BFGS by cutting planes when ``n_samples * n_params`` is at most
-#: this (and finishes with the certified smoothing solver beyond).
-AUTO_CERTIFY_SIZE = 200_000
-#: ``solver='auto'`` compiles the exact program, when the smoothing solver does not apply, up to
-#: this many game rows (n k).  Where smoothing applies it is the default at every size: measured
-#: (one BLAS thread, ``tol=1e-4``) 1.4-11x faster than the compiled program at 300-2,000 game
-#: rows with linear features (zero-one, ordinal, abstain) and 25-240x with an RBF kernel.
-AUTO_COMPILE_ROWS = 2_000
 
 
 class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
@@ -410,7 +391,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         weights = sample_weight / sample_weight.sum()
         solver = self.solver
         if solver == "auto":
-            solver = self._auto_solver(X.shape[0] * k, uncertainty)
+            solver = auto_solver(self.game_.game(), uncertainty, self.feature_map_, X.shape[0])
         progress(self, f"solver {solver!r}: {X.shape[0]} samples x {k} classes, {uncertainty!r}")
         if solver == "compile":
             self.program_ = self.game_.compile(X, self.classes_[y_index], sample_weight)
@@ -421,134 +402,26 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
             self.theta_, self.objective_, self.gap_ = solution.theta, solution.objective, 0.0
             self.n_iter_, self.converged_ = 1, solution.solution.status
         else:
-            self._fit_first_order(solver, X, y_index, weights, uncertainty)
+            fmap = self.feature_map_
+            objective = SurrogateObjective(
+                self.game_.game(), fmap.bind(X), y_index, weights, uncertainty, fmap
+            )
+            result, self.n_iter_ = fit_first_order(
+                objective,
+                solver,
+                self.certify,
+                self.tol,
+                self.max_iter,
+                self.batch_size,
+                self.random_state,
+                lambda line: progress(self, line),
+            )
+            self.theta_, self.objective_, self.gap_ = result.theta, result.objective, result.gap
+            self.converged_ = result.message
         self.solver_ = solver
         self._set_coefficients()
         fit_finished(self, started)
         return self
-
-    def _smoothing_obstacle(self, uncertainty):
-        """Why the certified smoothing solver (:func:`advgame.solvers.fit_kernel` for kernel
-        features, :func:`advgame.solvers.fit_smoothed` otherwise) does not apply, or None."""
-        if isinstance(self.feature_map_, KernelFeatures):
-            return kernel_obstacle(self.game_.game(), uncertainty)
-        return smoothing_obstacle(self.game_.game(), uncertainty, self.feature_map_)
-
-    def _fit_smoothed(self, objective, theta0, warn):
-        """The certified smoothing solver from ``theta0``: with the exact Gram matrix
-        ``K(X, X)`` (the bound operator's, computed once) for kernel features."""
-        if isinstance(self.feature_map_, KernelFeatures):
-            o = objective
-            gram = o.operator.X1  # the bound kernel operator's K(X, X_fit), X_fit = X
-            return fit_kernel(
-                o.game,
-                gram,
-                o.y,
-                o.weights,
-                o.uncertainty,
-                theta0,
-                self.tol,
-                self.max_iter,
-                warn=warn,
-            )
-        if linear_dual_obstacle(objective) is None and not np.any(theta0):
-            o = objective
-            # gives up (uncertified, no warning) where the smoothing steps are faster
-            ascent = fit_linear_dual(
-                o.game,
-                o.operator.X1,
-                o.y,
-                o.weights,
-                o.uncertainty,
-                self.tol,
-                self.max_iter,
-                warn=False,
-                switch=True,
-            )
-            if ascent.message == "certified":
-                return ascent
-            result = fit_smoothed(objective, ascent.theta, self.tol, self.max_iter, warn=warn)
-            result.n_iter += ascent.n_iter
-            return result
-        return fit_smoothed(objective, theta0, self.tol, self.max_iter, warn=warn)
-
-    def _auto_solver(self, game_rows, uncertainty):
-        obstacle = self._smoothing_obstacle(uncertainty)
-        if obstacle is None:
-            return "smoothing"
-        return "compile" if obstacle == "exact" or game_rows <= AUTO_COMPILE_ROWS else "lbfgs"
-
-    def _fit_first_order(self, solver, X, y_index, weights, uncertainty):
-        """Certified smoothing, or L-BFGS, averaged AdaGrad or PEGASOS then (optionally)
-        certification."""
-        fmap = self.feature_map_
-        objective = SurrogateObjective(
-            self.game_.game(), fmap.bind(X), y_index, weights, uncertainty, fmap
-        )
-        theta0 = np.zeros(fmap.n_params)
-        if solver == "smoothing":
-            small = X.shape[0] * fmap.n_params <= AUTO_CERTIFY_SIZE
-            # warns (with the certified gap) when it cannot certify within tol
-            result = self._fit_smoothed(objective, theta0, warn=not small)
-            n_iter = result.n_iter
-            progress(
-                self, f"smoothing: {result.message} after {n_iter} steps, gap {result.gap:.2g}"
-            )
-            if result.message != "certified" and small:
-                # finish exactly by cutting planes (warns when that cannot certify either)
-                result = refine_cutting_plane(objective, result.theta, tol=self.tol)
-                n_iter += result.n_iter
-            self.theta_, self.objective_, self.gap_ = result.theta, result.objective, result.gap
-            self.n_iter_, self.converged_ = n_iter, result.message
-            return
-        if solver == "lbfgs":
-            escape = {"batch_size": self.batch_size, "random_state": self.random_state}
-            result = fit_lbfgs(objective, theta0, self.max_iter, self.tol, escape=escape)
-        elif solver == "subgradient":
-            result = fit_adagrad(
-                objective, theta0, self.max_iter, self.batch_size, random_state=self.random_state
-            )
-        else:
-            if not isinstance(fmap, KernelFeatures) or not isinstance(uncertainty, SoftMoments):
-                raise ValueError(
-                    "solver='pegasos' is Fathony et al. (2018a), Algorithm 1: it needs a kernel (kernel=...) and "
-                    "the ridge objective of uncertainty='soft'."
-                )
-            gram = objective.operator.X1  # the bound kernel operator's K(X, X_fit)
-            result = fit_pegasos(
-                self.game_.game(),
-                gram,
-                y_index,
-                weights,
-                uncertainty.lam,
-                self.max_iter,
-                self.batch_size,
-                self.random_state,
-            )
-            result.objective = float(objective(result.theta)[0])
-        certify = self.certify
-        small = X.shape[0] * fmap.n_params <= AUTO_CERTIFY_SIZE
-        n_iter = result.n_iter
-        obstacle = None
-        if certify is True or (certify == "auto" and small):
-            # warns (with the certified gap) when it cannot certify within tol
-            result = refine_cutting_plane(objective, result.theta, tol=self.tol)
-            n_iter += result.n_iter
-        elif certify == "auto":
-            obstacle = self._smoothing_obstacle(uncertainty)
-        if certify == "auto" and not small and obstacle is None:
-            result = self._fit_smoothed(objective, result.theta, warn=True)
-            n_iter += result.n_iter
-        elif certify == "auto" and not small:
-            result.message = (
-                f"uncertified {solver}: {result.message} (too large for cutting planes and "
-                f"no smoothing certificate: {obstacle})"
-            )
-            warnings.warn(result.message, ConvergenceWarning, stacklevel=3)
-        elif not certify:
-            result.message = f"uncertified {solver}: {result.message}"
-        self.theta_, self.objective_, self.gap_ = result.theta, result.objective, result.gap
-        self.n_iter_, self.converged_ = n_iter, result.message
 
     def _set_coefficients(self):
         fmap = self.feature_map_

@@ -24,8 +24,9 @@ with ``R`` the regulariser of an uncertainty set on the clique (node and edge) m
 * :class:`StructuredSVM`: ``inner = max_y' [loss(y', y) + s_theta(y')]`` by loss-augmented
   max-sum (Viterbi on chains), the structured hinge.
 
-Solvers: ``compile`` writes the whole data set's problem as one LP/QP/SOCP by dualising each
-example's inner LP; ``cutting_plane`` (:func:`fit_cutting_plane`) re-solves a small master
+Solvers (their loops, objective and bounds live in :mod:`advgame.solvers.structured`):
+``compile`` writes the whole data set's problem as one LP/QP/SOCP by dualising each example's
+inner LP; ``cutting_plane`` (:func:`fit_cutting_plane`) re-solves a small master
 program over the adversaries met (one cut set per example) and certifies its result by weak
 duality (:func:`graph_dual_bound`: any feasible node and edge marginals give a lower bound);
 ``subgradient`` is averaged mini-batch AdaGrad calling the graph game's fast path
@@ -38,9 +39,8 @@ forests by message passing, other graphs by the junction-tree LP).
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import networkx as nx
 import numpy as np
@@ -48,18 +48,30 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .. import losses
-from ..compile.graph import _one_hot, compile_graph_cuts
+from .._estimator.base import ProgramNotPickled, fit_finished, fit_started, progress
+from .._estimator.inputs import check_iteration_params, check_strength, resolve_loss_matrix
 from ..declaration import PredictionGame
-from ..exceptions import ConvergenceWarning, NotApplicableError
+from ..exceptions import NotApplicableError
 from ..features import GraphFeatures
 from ..graph import GRAPH_METHODS, GraphGame
 from ..graph_data import ExampleBinding
 from ..inference import marginals, max_sum
 from ..polytopes import Marginal
-from ..solvers import TrainingResult, fit_adagrad, fit_lbfgs
-from ..uncertainty import Exact, NormBall, SoftMoments, as_uncertainty
-from ._base import ProgramNotPickled, fit_finished, fit_started, progress
-from ._inputs import check_iteration_params, check_strength, resolve_loss_matrix
+from ..solvers import fit_adagrad, fit_lbfgs
+from ..solvers.structured import CERTIFY_ROUNDS as CERTIFY_ROUNDS
+from ..solvers.structured import (
+    _AdversarialInner,
+    _crf_inner,
+    _HingeInner,
+    _StructuredObjective,
+    crf_dual_bound,
+    crf_gap,
+    fit_cutting_plane,
+    fit_graph_game,
+    graph_dual_bound,
+)
+from ..solvers.structured import _entropy as _entropy  # tests reach it here
+from ..uncertainty import SoftMoments, as_uncertainty
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -83,420 +95,17 @@ _SOLVERS = ("auto", "compile", "cutting_plane", "subgradient", "lbfgs")
 #: certified cutting planes (:func:`fit_cutting_plane`).
 AUTO_COMPILE_SIZE = 200_000
 
-#: Rounds of cutting planes at most when they certify a ``subgradient`` fit (``max_iter`` counts
-#: its epochs): 12-27 rounds certified ``tol = 1e-6`` on ``make_ordinal_sequences``.
-CERTIFY_ROUNDS = 100
-
 
 def _loss_matrix(loss, k, name="loss"):
     return resolve_loss_matrix(loss, k, _LOSSES, name=name)
 
 
-# ------------------------------------------------------------------------ inner problems
-def _observed(group, psi, Psi, y):
-    """Scores ``s(y)`` (n_g,) and the one-hot tables of the labelings ``y`` (n_g, N)."""
-    Y, YY = _one_hot(group.graph, y, psi.shape[-1])
-    return np.sum(psi * Y, axis=(1, 2)) + np.sum(Psi * YY, axis=(1, 2, 3)), Y, YY
-
-
-class _AdversarialInner:
-    """The graph game of each example (Fathony et al. 2018b, Eq. 6): value and adversary marginals."""
-
-    def __init__(self, games, method):
-        self.games, self.method = games, method
-
-    def __call__(self, g, group, psi, Psi, y):
-        game = self.games[g]
-        solutions = [game.solve(p, P, self.method) for p, P in zip(psi, Psi)]
-        return (
-            np.array([s.value for s in solutions]),
-            np.array([s.node_marginals for s in solutions]),
-            np.array([s.edge_marginals for s in solutions]).reshape(Psi.shape),
-        )
-
-
-def _crf_inner(g, group, psi, Psi, y):
-    """``log Z`` and the marginals by belief propagation (the log-loss game is a CRF)."""
-    q, Q, log_Z = marginals(group.graph, psi, Psi)
-    return log_Z, q, Q.reshape(Psi.shape)
-
-
-class _HingeInner:
-    """Loss-augmented max-sum: ``max_y' sum_i w_i L[y'_i, y_i] + s(y')`` and its one-hot tables."""
-
-    def __init__(self, matrix):
-        self.matrix = matrix
-
-    def __call__(self, g, group, psi, Psi, y):
-        augmented = psi + group.node_weights[None, :, None] * self.matrix.T[y]
-        labels, value = max_sum(group.graph, augmented, Psi)
-        return (value, *_one_hot(group.graph, labels, psi.shape[-1]))
-
-
-class _StructuredObjective:
-    r"""``J(theta) = (1/n) sum_s [inner_s - s_theta(y_s)] + R(theta)`` and a subgradient.
-
-    Has the interface of :class:`advgame.solvers.SurrogateObjective` used by
-    :func:`advgame.solvers.fit_adagrad` (``y`` for the example count, ``batch``).
-    """
-
-    def __init__(self, inner, data, fmap, uncertainty):
-        self.inner, self.data, self.fmap, self.uncertainty = inner, data, fmap, uncertainty
-        self.y = np.arange(data.n_examples)
-
-    def __call__(self, theta):
-        return self.batch(theta, self.y)
-
-    def batch(self, theta, rows):
-        data, fmap = self.data, self.fmap
-        psi, Psi = fmap.potentials(theta, data.X1, data.Z1)
-        G_node, G_edge = np.zeros_like(psi), np.zeros_like(Psi)
-        chosen = np.zeros(data.n_examples, dtype=bool)
-        chosen[rows] = True
-        total = 0.0
-        for g, group in enumerate(data.groups):
-            take = chosen[group.examples]
-            if not take.any():
-                continue
-            nodes, edges = group.nodes[take], group.edges[take]
-            p, P, y = psi[nodes], Psi[edges], data.y[nodes]
-            value, q, Q = self.inner(g, group, p, P, y)
-            score, Y, YY = _observed(group, p, P, y)
-            total += float(np.sum(value - score))
-            G_node[nodes] = q - Y
-            G_edge[edges] = Q - YY
-        m = int(chosen.sum())
-        objective = total / m + self.uncertainty.penalty(theta, fmap)
-        gradient = fmap.adjoint(data.X1, data.Z1, G_node, G_edge) / m
-        return objective, gradient + self.uncertainty.subgradient(theta, fmap)
-
-
-# ------------------------------------------------------------------------- certification
-def _example_weights(data, weights):
-    """``omega_s`` per example (``1/n`` by default) and repeated onto its node and edge rows."""
-    n = data.n_examples
-    omega = np.full(n, 1.0 / n) if weights is None else np.asarray(weights, dtype=np.float64)
-    node_omega = np.empty(data.X1.shape[0])
-    edge_omega = np.empty(data.Z1.shape[0])
+def _require_forests(data, why):
+    """Raise ``NotApplicableError`` (``why``; this graph has cycles) unless every graph of
+    ``data`` is a forest."""
     for group in data.groups:
-        node_omega[group.nodes] = omega[group.examples][:, None]
-        edge_omega[group.edges] = omega[group.examples][:, None]
-    return omega, node_omega, edge_omega
-
-
-def graph_dual_bound(
-    loss_matrix: ArrayLike,
-    fmap: GraphFeatures,
-    uncertainty: UncertaintySet,
-    data: Any,
-    node_marginals: ArrayLike,
-    edge_marginals: ArrayLike,
-    weights: ArrayLike | None = None,
-) -> float:
-    r"""A lower bound on the graph learning optimum from feasible adversary marginals (weak duality).
-
-    The learning problem of :class:`AdversarialGraphicalModel` is
-    ``J* = min_theta sum_s omega_s (value_s(theta) - theta^T phi(x_s, y_s)) + R(theta)``, with
-    ``value_s`` the game of example ``s`` (Fathony et al. 2018b, Eq. 5-6),
-    ``value_s(theta) = max_{mu in M(G_s)} H_s(mu) + theta^T Phi_s^T mu``, where ``mu = (q, Q)``
-    are node and edge marginals in the marginal polytope (the local polytope on a forest),
-    ``Phi_s^T mu`` the expected clique features and, the loss being additive over nodes,
-
-    .. math::  H_s(\mu) = \min_{p} \mathbb E_{\hat y \sim p,\, y \sim \mu}
-               \sum_i w_i L[\hat y_i, y_i] = \sum_i w_i \min_a (L q_i)_a
-
-    (the predictor needs only its node marginals; Fathony et al. 2018b, Theorem 1).  For any
-    feasible ``mu_s`` and every ``theta``, ``value_s(theta) >= H_s(mu_s) + theta^T Phi_s^T
-    mu_s``; minimising over ``theta`` with ``R``'s conjugate gives
-
-    .. math::  J^* \ge D(\mu) = \max_{0 \le r \le 1} \sum_s \omega_s H_s(\mu_{r,s})
-               - R^*\big(r\, g(\mu)\big), \qquad
-               g(\mu) = \sum_s \omega_s \Phi_s^\top (e_{y_s} - \mu_s),
-
-    with ``mu_r = (1 - r) e_y + r mu`` the mixture with the labels' own (vertex) marginals
-    ``e_{y_s}``: its residual is ``r g`` and, ``H_s`` being concave, its entropy is at least
-    ``(1 - r) H_s(e_y) + r H_s(mu)``, which lets ``mu`` enter a norm ball (Farnia and Tse 2016,
-    Theorem 3; :meth:`advgame.uncertainty.UncertaintySet.dual_bound` picks the best ``r``).
-    Exact moment matching admits only ``g = 0`` exactly, so there ``D`` is the labels' bound
-    ``sum_s omega_s H_s(e_{y_s})`` unless the residual vanishes.  Pure: it depends on its
-    arguments only, never on how ``mu`` was found.
-
-    Parameters
-    ----------
-    loss_matrix : ndarray (l, k)
-        ``L[a, y]``.
-    fmap : GraphFeatures
-    uncertainty : UncertaintySet
-        Supplies ``R^*`` (explicit coordinates: ``GraphFeatures`` has them).
-    data : stacked examples
-        As :meth:`advgame.graph_data.ExampleBinding._bind` builds them (``X1``, ``Z1``, ``y``,
-        node loss weights ``weights``, ``groups``).
-    node_marginals : ndarray (n_nodes, k)
-        ``q`` of every node of every example, rows in ``data``'s stacked order.
-    edge_marginals : ndarray (n_edges, k, k)
-        ``Q`` of every edge (``Q[e][a, b]`` for ``y_i = a, y_j = b``, ``e = (i, j)`` in
-        ``list(graph.edges())`` order), consistent with ``q`` (each example's ``(q, Q)`` in its
-        marginal polytope: the bound is only valid for feasible marginals).
-    weights : ndarray (n_examples,), optional
-        ``omega_s`` (summing to one); default ``1 / n``.
-
-    Returns
-    -------
-    float
-        ``D(mu) <= J*`` (finite: ``r = 0`` is always feasible).
-    """
-    L = np.asarray(loss_matrix, dtype=np.float64)
-    q = np.asarray(node_marginals, dtype=np.float64)
-    Q = np.asarray(edge_marginals, dtype=np.float64).reshape(data.Z1.shape[0], *L.shape[1:] * 2)
-    k = L.shape[1]
-    _, node_omega, edge_omega = _example_weights(data, weights)
-    scale = node_omega * data.weights
-    entropy = float(scale @ (L @ q.T).min(axis=0))
-    base = float(scale @ L.min(axis=0)[data.y])
-    Y = np.eye(k)[data.y]
-    YY = np.zeros_like(Q)
-    for group in data.groups:
-        YY[group.edges] = _one_hot(group.graph, data.y[group.nodes], k)[1]
-    G_node = node_omega[:, None] * (Y - q)
-    G_edge = edge_omega[:, None, None] * (YY - Q)
-    moment = fmap.adjoint(data.X1, data.Z1, G_node, G_edge)
-    return float(uncertainty.dual_bound(moment, base, entropy - base, fmap))
-
-
-def _entropy(P, axes):
-    """Shannon entropy ``-sum p log p`` over ``axes`` (``0 log 0 = 0``)."""
-    P = np.clip(P, 0.0, None)
-    return -np.sum(np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0), axis=axes)
-
-
-def crf_dual_bound(
-    fmap: GraphFeatures,
-    uncertainty: UncertaintySet,
-    data: Any,
-    node_marginals: ArrayLike,
-    edge_marginals: ArrayLike,
-    weights: ArrayLike | None = None,
-) -> float:
-    r"""A lower bound on the CRF's optimum (``loss='log'``) from feasible marginals on forests.
-
-    The CRF minimises ``J(theta) = sum_s omega_s (log Z_s(theta) - theta^T phi(x_s, y_s)) +
-    R(theta)``.  On a forest ``log Z_s(theta) = max_{mu in M(G_s)} H_s(mu) + theta^T Phi_s^T
-    mu`` with the entropy of the tree-factored distribution with marginals ``mu = (q, Q)``,
-
-    .. math::  H_s(\mu) = \sum_{(i,j)} H(Q_{ij}) - \sum_i (\deg i - 1)\, H(q_i),
-
-    the largest entropy of a distribution with these marginals (concave in ``mu``; the log-loss
-    game's generalised entropy, as in :func:`graph_dual_bound` with ``min_a (L q_i)_a``
-    replaced).  Weak duality gives ``J* >= max_{0<=r<=1} sum_s omega_s H_s(mu_{r,s}) - R^*(r
-    g(mu))``, ``g(mu) = sum_s omega_s Phi_s^T (e_{y_s} - mu_s)``, and concavity with
-    ``H_s(e_y) = 0`` bounds the mixture's entropy by ``r sum_s omega_s H_s(mu_s)``
-    (:meth:`advgame.uncertainty.UncertaintySet.dual_bound` with ``base = 0``).  At the belief
-    propagation marginals of a smooth fit's ``theta`` the bound meets ``J*`` as ``theta``
-    converges (soft moments: ``R^*(g) = theta^T g - R(theta)`` at the optimum).
-
-    Parameters are those of :func:`graph_dual_bound` without the loss; every graph of ``data``
-    must be a forest and ``(q, Q)`` consistent.
-    """
-    q = np.asarray(node_marginals, dtype=np.float64)
-    k = q.shape[1]
-    Q = np.asarray(edge_marginals, dtype=np.float64).reshape(-1, k, k)
-    omega, node_omega, edge_omega = _example_weights(data, weights)
-    entropy = 0.0
-    for group in data.groups:
-        degree = np.array([group.graph.degree(i) for i in range(group.nodes.shape[1])])
-        per_example = _entropy(Q[group.edges], (2, 3)).sum(axis=1)
-        per_example -= _entropy(q[group.nodes], 2) @ (degree - 1.0)
-        entropy += float(omega[group.examples] @ per_example)
-    YY = np.zeros_like(Q)
-    for group in data.groups:
-        YY[group.edges] = _one_hot(group.graph, data.y[group.nodes], k)[1]
-    G_node = node_omega[:, None] * (np.eye(k)[data.y] - q)
-    G_edge = edge_omega[:, None, None] * (YY - Q)
-    moment = fmap.adjoint(data.X1, data.Z1, G_node, G_edge)
-    return float(uncertainty.dual_bound(moment, 0.0, entropy, fmap))
-
-
-def _exact_matching(uncertainty):
-    """Whether the moment set is ``{0}`` (no residual, so no mixture of adversaries is feasible
-    in floating point and the weak-duality bound degenerates)."""
-    return isinstance(uncertainty, Exact) or (
-        isinstance(uncertainty, NormBall) and uncertainty.radius == 0
-    )
-
-
-class _ExampleTerms:
-    """Per example ``s``: the game value, the observed score, and the cut ``(h_s, a_s)`` of the
-    adversary found (``h_s = H_s(mu_s)``, ``a_s = Phi_s^T mu_s``); also the labels' cut."""
-
-    def __init__(self, objective, loss_matrix):
-        self.objective, self.L = objective, np.asarray(loss_matrix, dtype=np.float64)
-        data = objective.data
-        self.labels = self._cuts(data, [(np.eye(self.L.shape[1])[data.y[g.nodes]],
-                                         _one_hot(g.graph, data.y[g.nodes], self.L.shape[1])[1])
-                                        for g in data.groups])  # fmt: skip
-
-    def _cuts(self, data, marginals):
-        n, k = data.n_examples, self.L.shape[1]
-        h = np.empty(n)
-        A = np.empty((n, self.objective.fmap.n_params))
-        for group, (q, Q) in zip(data.groups, marginals):
-            X1, Z1 = data.X1[group.nodes], data.Z1[group.edges]
-            node = np.einsum("gnd,gnk->gdk", X1, q).reshape(len(q), -1)
-            edge = np.einsum("ged,gem->gdm", Z1, Q.reshape(*Q.shape[:2], k * k))
-            A[group.examples] = np.hstack([node, edge.reshape(len(q), -1)])
-            h[group.examples] = np.sum(
-                group.node_weights * np.min(np.einsum("ak,gnk->gna", self.L, q), axis=2), axis=1
-            )
-        return h, A
-
-    def __call__(self, theta):
-        """``(J(theta), values - scores (n,), h (n,), A (n, p))``."""
-        o = self.objective
-        data = o.data
-        psi, Psi = o.fmap.potentials(theta, data.X1, data.Z1)
-        margin = np.empty(data.n_examples)
-        marginals = []
-        for g, group in enumerate(data.groups):
-            p, P, y = psi[group.nodes], Psi[group.edges], data.y[group.nodes]
-            value, q, Q = o.inner(g, group, p, P, y)
-            margin[group.examples] = value - _observed(group, p, P, y)[0]
-            marginals.append((q, Q))
-        h, A = self._cuts(data, marginals)
-        J = float(np.mean(margin)) + o.uncertainty.penalty(theta, o.fmap)
-        return J, margin, h, A
-
-
-def fit_cutting_plane(
-    objective: Any,
-    loss_matrix: ArrayLike,
-    theta0: np.ndarray,
-    tol: float = 1e-6,
-    max_rounds: int = 100,
-    backend: str = "auto",
-    report: Callable[[str], None] | None = None,
-) -> TrainingResult:
-    r"""Minimise the graph learning objective by cutting planes, certified by weak duality.
-
-    Each round solves the master :func:`advgame.compile.graph.compile_graph_cuts` over the cuts
-    met so far (first each example's labels ``e_{y_s}``, which keep it bounded, and its
-    adversary at ``theta0``), evaluates every example's game at the master's ``theta``
-    (:class:`advgame.GraphGame`: the exact value, an upper bound ``J(theta) >= J*``) and adds the
-    adversary of each example whose value exceeds its master variable ``u_s``.  The lower bound
-    does not trust the master's optimum: the master's cut multipliers, normalised per example,
-    mix the cut adversaries into one feasible adversary ``mu_s`` per example, and
-
-    .. math::  D = \max_{0 \le r \le 1} \sum_s \omega_s \big((1 - r) H_s(e_{y_s})
-               + r \textstyle\sum_t \pi_t h_t\big) - R^*(r\, g), \qquad
-               g = \sum_s \omega_s \big(\phi(x_s, y_s) - \textstyle\sum_t \pi_t a_t\big),
-
-    is :func:`graph_dual_bound` at ``mu`` with ``H_s(mu_s)`` replaced by its concave lower
-    estimate ``sum_t pi_t H_s(mu_t)``: a certified bound ``D <= J*`` computed from the cuts'
-    summaries ``(h_t, a_t)`` alone.  For exact moment matching (``R^*`` the indicator of
-    ``{0}``) no mixture has an exactly zero residual in floating point, and the bound is the
-    master's optimum as its solver reports it (only when it reports 'optimal').  Stops when
-    ``min J - max D <= tol * max(1, |min J|)`` (message ``'certified'``); when no cut is violated
-    (``'stalled: ...'``) or after ``max_rounds`` rounds (``limit_reached``) it warns with the
-    certified gap reached.
-
-    Measured (``make_ordinal_sequences``, 3 labels, ``tol = 1e-6``, a shared 2-core machine):
-    on 120 sequences 15-16 rounds from ``theta = 0`` (17 and 16 after 3 and 10 AdaGrad epochs:
-    warm starts do not pay), 3-5 s, against 15-18 s for 100 AdaGrad epochs (uncertified,
-    0.5-0.8% above the optimum) and for the compiled program 1.5-2.6 s (soft, a QP) or
-    15-19 s (``l1``, an LP); on 2,000 sequences (beyond :data:`AUTO_COMPILE_SIZE`) 13-15 rounds,
-    53-280 s depending on the load, against 32-51 s per 10 AdaGrad epochs.  Smoothing, the
-    classifier's certified finish, has no closed form here (each smoothed game is a program over
-    the marginal polytope), hence cutting planes.
-
-    Parameters
-    ----------
-    objective : _StructuredObjective
-        With the adversarial graph game as its ``inner``.
-    loss_matrix : ndarray (l, k)
-    theta0 : ndarray
-        Where the first adversaries are taken (e.g. zero, or a subgradient method's result).
-    tol : float
-        Relative gap to certify.
-    max_rounds : int
-    backend : {'auto', 'highs', 'cvxpy'}
-        The master's solver: HiGHS for an LP master (``l1``, ``linf``, ``exact``), cvxpy
-        (Clarabel) for a QP or SOCP master unless ``'highs'`` is asked for a QP.
-    report : callable, optional
-        Called with a line per round (progress).
-
-    Returns
-    -------
-    TrainingResult
-        ``theta`` (the smallest ``J`` met), ``objective``, ``n_iter`` (rounds), ``message`` and
-        the certified ``gap``.
-    """
-    if (
-        isinstance(max_rounds, bool)
-        or not isinstance(max_rounds, numbers.Integral)
-        or max_rounds < 1
-    ):
-        raise ValueError(f"max_rounds must be a positive integer; got {max_rounds!r}.")
-    o = objective
-    data, fmap, uncertainty = o.data, o.fmap, o.uncertainty
-    terms = _ExampleTerms(o, loss_matrix)
-    n = data.n_examples
-    omega = np.full(n, 1.0 / n)
-    h_label, A_label = terms.labels
-    observed = omega @ A_label
-    base = float(omega @ h_label)
-    exact = _exact_matching(uncertainty)
-    best_value, margin, h, A = terms(np.asarray(theta0, dtype=np.float64))
-    best_theta = np.asarray(theta0, dtype=np.float64).copy()
-    examples, H, C = np.r_[np.arange(n), np.arange(n)], np.r_[h_label, h], np.vstack([A_label, A])
-    lower, gap, violated = -np.inf, np.inf, np.arange(n)
-    for round_ in range(1, max_rounds + 1):
-        master = compile_graph_cuts(fmap, uncertainty, observed, omega, examples, C, H)
-        solver = "highs" if master.kind == "LP" or backend == "highs" else "cvxpy"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # an inaccurate master still gives a valid D below
-            solution = master.solve(solver)
-        theta = solution.x[master.variables["theta"]]
-        lam = None
-        if solution.row_duals is not None:
-            lam = np.clip(master.duals(solution)["cuts"], 0.0, None)
-        if exact:
-            if solution.status.lower() == "optimal":
-                lower = max(lower, solution.objective)
-        elif lam is not None:
-            total = np.bincount(examples, lam, n)
-            pi = lam / np.where(total > 0, total, 1.0)[examples]
-            pi[:n][total <= 0] = 1.0  # no multiplier on this example: its labels' cut
-            mixed = np.bincount(examples, pi * H, n)
-            moment = observed - (omega[examples] * pi) @ C
-            entropy = float(omega @ mixed)
-            lower = max(lower, uncertainty.dual_bound(moment, base, entropy - base, fmap))
-        J, margin, h, A = terms(theta)
-        if J < best_value:
-            best_value, best_theta = J, theta.copy()
-        gap = max(best_value - lower, 0.0)
-        u = solution.x[master.variables["u"]] - theta @ A_label.T  # u_s - s_theta(y_s)
-        violated = np.flatnonzero(margin > u + 1e-12 * np.maximum(1.0, np.abs(margin)))
-        if report is not None:
-            report(
-                f"cutting planes, round {round_}: J {J:.10g}, bound {lower:.10g}, gap "
-                f"{gap:.2e}, {examples.size} cuts, {violated.size} violated"
-            )
-        if gap <= tol * max(1.0, abs(best_value)):
-            return TrainingResult(best_theta, best_value, round_, "certified", gap)
-        if violated.size == 0:
-            break
-        examples = np.r_[examples, violated]
-        H, C = np.r_[H, h[violated]], np.vstack([C, A[violated]])
-    limit_reached = violated.size > 0
-    state = f"gap {gap:.2e} above tol={tol:g} * max(1, |J|) after {round_} rounds"
-    message = f"max_rounds={max_rounds} reached: {state}" if limit_reached else (
-        f"stalled: no violated cut left, {state}"
-    )  # fmt: skip
-    warnings.warn(
-        f"cutting-plane certification not reached ({message}); objective {best_value:.10g}.",
-        ConvergenceWarning,
-        stacklevel=3,
-    )
-    return TrainingResult(best_theta, best_value, round_, message, gap, limit_reached)
+        if not nx.is_forest(group.graph):
+            raise NotApplicableError(f"{why}; this graph has cycles.")
 
 
 # ----------------------------------------------------------------------------- estimator
@@ -529,19 +138,16 @@ class _GraphicalModel(ProgramNotPickled, ExampleBinding, BaseEstimator):
             escape = {"batch_size": self.batch_size, "random_state": self.random_state}
             result = fit_lbfgs(objective, theta0, self.max_iter, self.tol, escape=escape)
         else:
-            result = self._fit_adagrad(objective, theta0)
+            result = fit_adagrad(objective, theta0, self.max_iter, **self._adagrad_options())
         self.theta_, self.objective_, self.n_iter_ = result.theta, result.objective, result.n_iter
         return result
 
-    def _fit_adagrad(self, objective, theta0):
-        return fit_adagrad(
-            objective,
-            theta0,
-            n_epochs=self.max_iter,
-            batch_size=self.batch_size,
-            step=self.learning_rate,
-            random_state=self.random_state,
-        )
+    def _adagrad_options(self):
+        return {
+            "batch_size": self.batch_size,
+            "step": self.learning_rate,
+            "random_state": self.random_state,
+        }
 
     def _potentials(self, data):
         return self.feature_map_.potentials(self.theta_, data.X1, data.Z1)
@@ -805,12 +411,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
         if self._is_crf:
             self.loss_matrix_ = None
             decision = "zero_one" if self.decision_loss is None else self.decision_loss
-            for group in data.groups:
-                if not nx.is_forest(group.graph):
-                    raise NotApplicableError(
-                        "the CRF (loss='log') runs belief propagation, exact on forests; this "
-                        "graph has cycles."
-                    )
+            _require_forests(data, "the CRF (loss='log') runs belief propagation, exact on forests")
         else:
             self.loss_matrix_ = _loss_matrix(self.loss, k)
             decision = self.loss_matrix_ if self.decision_loss is None else self.decision_loss
@@ -851,16 +452,10 @@ class AdversarialGraphicalModel(_GraphicalModel):
         return self
 
     def _certify_crf(self, data, result):
-        """``gap_`` of a CRF fit: ``objective_`` minus :func:`crf_dual_bound` at the belief
-        propagation marginals of ``theta_`` (reported, not enforced: a likelihood fit)."""
-        psi, Psi = self._potentials(data)
-        q, Q = np.empty_like(psi), np.empty_like(Psi)
-        for group in data.groups:
-            q[group.nodes], Q[group.edges] = _crf_inner(
-                0, group, psi[group.nodes], Psi[group.edges], None
-            )[1:]
-        bound = crf_dual_bound(self.feature_map_, self.uncertainty_, data, q, Q)
-        self.gap_ = max(self.objective_ - bound, 0.0)
+        """``gap_`` and ``converged_`` of a CRF fit (:func:`advgame.solvers.structured.crf_gap`)."""
+        self.gap_ = crf_gap(
+            self.feature_map_, self.uncertainty_, data, self.theta_, self.objective_
+        )
         if self.gap_ <= self.tol * max(1.0, abs(self.objective_)):
             self.converged_ = "certified"
         else:
@@ -869,33 +464,22 @@ class AdversarialGraphicalModel(_GraphicalModel):
             )
 
     def _fit_game(self, inner, data, solver):
-        """Cutting planes, or averaged AdaGrad then (``certify``) cutting planes from its result."""
+        """Cutting planes, or averaged AdaGrad then (``certify``) cutting planes from its result
+        (:func:`advgame.solvers.structured.fit_graph_game`)."""
         objective = _StructuredObjective(inner, data, self.feature_map_, self.uncertainty_)
-        theta0 = np.zeros(self.feature_map_.n_params)
         progress(self, f"solver {solver!r}: {data.n_examples} examples, {self.uncertainty_!r}")
-
-        def report(line):
-            progress(self, line, level=2)
-
-        def refine(theta, rounds):
-            return fit_cutting_plane(
-                objective, self.loss_matrix_.matrix, theta, self.tol, rounds, self.backend, report
-            )
-
-        if solver == "cutting_plane":
-            result = refine(theta0, self.max_iter)
-            n_iter = result.n_iter
-        else:
-            result = self._fit_adagrad(objective, theta0)
-            n_iter = result.n_iter
-            progress(self, f"subgradient: {result.message}, objective {result.objective:.10g}")
-            if self.certify:
-                # its theta's adversaries are the first cuts; the smallest J met is kept
-                result = refine(result.theta, CERTIFY_ROUNDS)
-                n_iter += result.n_iter
-            else:
-                result.message = f"uncertified subgradient: {result.message} (certify=False)"
-        self.theta_, self.objective_, self.n_iter_ = result.theta, result.objective, n_iter
+        result = fit_graph_game(
+            objective,
+            self.loss_matrix_.matrix,
+            solver,
+            self.max_iter,
+            self.tol,
+            self.backend,
+            self.certify,
+            self._adagrad_options(),
+            lambda line, level: progress(self, line, level),
+        )
+        self.theta_, self.objective_, self.n_iter_ = result.theta, result.objective, result.n_iter
         self.gap_, self.converged_ = result.gap, result.message
 
     def _set_coefficients(self):
@@ -990,11 +574,7 @@ class StructuredSVM(_GraphicalModel):
         self.loss_matrix_ = self.decision_matrix_ = _loss_matrix(self.loss, k)
         if self.loss_matrix_.n_actions != k:
             raise ValueError("the structured SVM needs a square loss matrix (actions = labels).")
-        for group in data.groups:
-            if not nx.is_forest(group.graph):
-                raise NotApplicableError(
-                    "loss-augmented max-sum here is exact on forests; this graph has cycles."
-                )
+        _require_forests(data, "loss-augmented max-sum here is exact on forests")
         self.feature_map_ = GraphFeatures(self.n_features_in_, self.n_edge_features_in_, k)
         self.uncertainty_ = self._uncertainty(data.n_examples)
         self._train(_HingeInner(self.loss_matrix_.matrix), data, "subgradient")

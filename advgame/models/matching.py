@@ -21,7 +21,8 @@ so the whole training problem is one convex QP (an LP when ``alpha = 0``) in
 ``(W, b, P̂_i, a_i, c_i)``: "compiling the game into its dual" (docs/design.md).  At its optimum
 ``P̂_i`` is the predictor's minimax marginal matrix of sample ``i``.  The estimator declares this
 game (``game_``, a :class:`advgame.PredictionGame` with the Birkhoff polytope) and compiles it
-through :func:`advgame.compile.compile_matching`, which also gives the adversary's program.
+through :func:`advgame.compile.compile_matching`, which also gives the adversary's program; both
+training methods are in :mod:`advgame.solvers.matching`.
 """
 
 from __future__ import annotations
@@ -33,16 +34,24 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .. import polytopes
+from .._estimator.base import ProgramNotPickled, fit_finished, fit_started
+from .._estimator.inputs import (
+    check_iteration_params,
+    check_rankings,
+    check_weights,
+    validate_numeric,
+)
 from .._validation import check_real
-from ..compile.cvx import CLARABEL_OPTIONS
 from ..declaration import HAMMING, PredictionGame
-from ..exceptions import NotApplicableError, SolverError
 from ..features import Multiclass
-from ..permutation import DECODINGS, PermutationGame, ranks_to_matrices
-from ..solvers import fit_adagrad
+from ..permutation import DECODINGS, PermutationGame
+from ..solvers.matching import (
+    MatchingObjective,
+    fit_matching_subgradient,
+    matching_backend,
+    solve_matching_program,
+)
 from ..uncertainty import Exact, SoftMoments
-from ._base import ProgramNotPickled, fit_finished, fit_started
-from ._inputs import check_iteration_params, check_rankings, check_weights, validate_numeric
 from .projection import RankingMixin
 
 if TYPE_CHECKING:
@@ -59,67 +68,6 @@ AUTO_COMPILE_SIZE = 50_000
 #: parameters couple every sample's rows, so each interior-point step factorises a KKT system
 #: whose fill grows like that (vehicle, 846 x 18 with k = 4: 1.25e9, about 20 s with Clarabel).
 AUTO_COMPILE_WORK = 5e9
-
-
-class MatchingObjective:
-    r"""The training objective of :class:`AdversarialMatching` and a subgradient.
-
-    ``theta = [vec W (row-major, d k^2), b (k^2, if fit_intercept)]``.  The subgradient of
-    ``value`` at ``Θ_i`` is the adversary's ``Q*_i`` (Fathony et al. 2018a, Theorem 19), so
-
-    .. math::  \partial_W J \ni X^\top G + \alpha W,\quad \partial_b J \ni 1^\top G,\qquad
-               G_i = w_i\,\mathrm{vec}(Q^*_i - P_i),
-
-    with all samples of a batch solved by one :meth:`PermutationGame.value_and_adversary` call.
-    Has the interface :func:`advgame.solvers.fit_adagrad` expects (``__call__``, ``batch`` and
-    ``y``, whose size is the number of samples).
-
-    Parameters
-    ----------
-    game : PermutationGame
-    X : ndarray of shape (n, d)
-    R : ndarray of int, shape (n, k)
-    weights : ndarray of shape (n,), summing to one
-    alpha : float >= 0
-    fit_intercept : bool
-    """
-
-    def __init__(
-        self,
-        game: PermutationGame,
-        X: np.ndarray,
-        R: np.ndarray,
-        weights: np.ndarray,
-        alpha: float,
-        fit_intercept: bool,
-    ) -> None:
-        self.game, self.X, self.weights = game, X, weights
-        self.alpha, self.fit_intercept = alpha, fit_intercept
-        self.truth = ranks_to_matrices(R).reshape(X.shape[0], -1)
-        self.y = np.arange(X.shape[0])  # sample indices: fit_adagrad reads the count from y
-
-    def split(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(W, b)`` from the parameter vector (``b`` is zero without an intercept)."""
-        d, kk = self.X.shape[1], self.truth.shape[1]
-        W = theta[: d * kk].reshape(d, kk)
-        return W, (theta[d * kk :] if self.fit_intercept else np.zeros(kk))
-
-    def __call__(self, theta):
-        return self.batch(theta, self.y)
-
-    def batch(self, theta: np.ndarray, rows: np.ndarray) -> tuple[float, np.ndarray]:
-        """Objective and subgradient on ``rows`` only, loss weights rescaled to sum to one."""
-        W, b = self.split(theta)
-        X, P, k = self.X[rows], self.truth[rows], self.game.k
-        w = self.weights[rows] / self.weights[rows].sum()
-        T = X @ W + b
-        value, Q = self.game.value_and_adversary(T.reshape(-1, k, k))
-        G = w[:, None] * (Q.reshape(T.shape) - P)
-        objective = w @ (value - np.sum(T * P, axis=1)) + 0.5 * self.alpha * np.sum(W * W)
-        parts = [(X.T @ G + self.alpha * W).ravel()]
-        if self.fit_intercept:
-            parts.append(G.sum(axis=0))
-        return float(objective), np.concatenate(parts)
 
 
 class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
@@ -179,10 +127,9 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         AdaGrad step.
     random_state : int, Generator or None, default=None
         Seeds the mini-batch order of ``'subgradient'``.
-
     verbose : int, default=0
-        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, objective,
-        certified gap), 2 also its iterations.
+        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, solver,
+        iterations, objective); neither solver reports its iterations.
 
     Attributes
     ----------
@@ -284,7 +231,6 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         X = validate_numeric(self, X)
         R = check_rankings(y, X.shape[0], estimator=self)
         sample_weight = check_weights(sample_weight, X)
-        weights = sample_weight / sample_weight.sum()
         k = self.n_labels_ = R.shape[1]
         self.permutation_game_ = PermutationGame(k)
         self.game_ = PredictionGame(
@@ -301,52 +247,28 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
             solver = "compile" if small else "subgradient"
         self.solver_ = solver
         if solver == "compile":
-            self._fit_compiled(X, R, sample_weight)
+            backend = matching_backend(self.backend, self.alpha)
+            compiled = self.game_.compile(X, R, sample_weight)
+            fitted = solve_matching_program(
+                compiled.program, backend, self.tol, k, self.fit_intercept
+            )
         else:
-            self._fit_subgradient(X, R, weights)
+            compiled = None
+            weights = sample_weight / sample_weight.sum()
+            objective = MatchingObjective(
+                self.permutation_game_, X, R, weights, float(self.alpha), self.fit_intercept
+            )
+            fitted = fit_matching_subgradient(
+                objective,
+                n_epochs=self.max_iter,
+                batch_size=self.batch_size,
+                step=self.learning_rate,
+                random_state=self.random_state,
+            )
+        self.coef_, self.intercept_, self.objective_, self.n_iter_ = fitted
+        self.program_ = compiled
         fit_finished(self, started)
         return self
-
-    def _fit_compiled(self, X, R, sample_weight):
-        backend = "cvxpy" if self.backend == "auto" else self.backend
-        if backend == "highs" and self.alpha > 0:
-            raise NotApplicableError(
-                "backend='highs' solves the LP of alpha=0 only: HiGHS's active-set QP solver "
-                "stalls on this program's degenerate QP (alpha > 0). Use backend='cvxpy' or 'auto'."
-            )
-        compiled = self.game_.compile(X, R, sample_weight)
-        program = compiled.program
-        if backend == "highs":
-            solution = program.solve("highs", tolerance=self.tol)
-        else:
-            solution = program.solve("cvxpy", **dict.fromkeys(CLARABEL_OPTIONS, self.tol))
-        if solution.status.lower() != "optimal":
-            raise SolverError(
-                f"{backend} returned status '{solution.status}' for {program.name}, not an "
-                "optimal solution; try a larger tol."
-            )
-        kk = self.n_labels_**2
-        self.coef_ = solution.x[program.variables["W"]].reshape(X.shape[1], kk)
-        self.intercept_ = solution.x[program.variables["b"]] if self.fit_intercept else np.zeros(kk)
-        self.objective_ = solution.objective
-        self.program_, self.n_iter_ = compiled, 1
-
-    def _fit_subgradient(self, X, R, weights):
-        objective = MatchingObjective(
-            self.permutation_game_, X, R, weights, float(self.alpha), self.fit_intercept
-        )
-        kk = self.n_labels_**2
-        theta0 = np.zeros(X.shape[1] * kk + (kk if self.fit_intercept else 0))
-        result = fit_adagrad(
-            objective,
-            theta0,
-            n_epochs=self.max_iter,
-            batch_size=self.batch_size,
-            step=self.learning_rate,
-            random_state=self.random_state,
-        )
-        self.coef_, self.intercept_ = objective.split(result.theta)
-        self.objective_, self.n_iter_, self.program_ = result.objective, result.n_iter, None
 
     # ------------------------------------------------------------------------------ predict
     def decision_scores(self, X: ArrayLike) -> np.ndarray:

@@ -19,9 +19,10 @@ Each estimator declares its game (``game_``, a :class:`advgame.PredictionGame` o
 the program ``game_.compile(X, y)`` (:class:`advgame.compile.minimax.MinimaxProgram`: an LP for
 the 0-1 loss with a polyhedral penalty, solved by HiGHS; otherwise Clarabel) and ``fast``
 runs L-BFGS (smooth loss and penalty) or accelerated proximal gradient (FISTA with restarts; every
-penalty has a closed-form prox).  The non-smooth 0-1 loss is smoothed (Nesterov) with a
-decreasing ``mu`` (:func:`advgame.closed_forms.zero_one_smoothed`) and stops when a dual bound
-certifies the tolerance.  Every fit records ``duality_gap_``: the objective minus a lower bound
+penalty has a closed-form prox; :func:`advgame.solvers.fista.fit_proximal`).  The non-smooth 0-1
+loss is smoothed (Nesterov) with a decreasing ``mu`` (:func:`advgame.closed_forms.zero_one_smoothed`)
+and stops when a dual bound certifies the tolerance
+(:func:`advgame.solvers.fista.fit_smoothed_zero_one`).  Every fit records ``duality_gap_``: the objective minus a lower bound
 from a dual-feasible conditional (weak duality, Theorem 3), so ``objective_ - duality_gap_ <=
 optimum <= objective_``.
 """
@@ -38,21 +39,23 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .. import closed_forms, losses
-from .._validation import check_real
-from ..declaration import PredictionGame
-from ..exceptions import ConvergenceWarning, SolverError
-from ..features import Multiclass
-from ..game import map_label
-from ..solvers import fit_lbfgs
-from ..uncertainty import MomentBalls
-from ._base import ProgramNotPickled, fit_finished, fit_started, progress
-from ._inputs import (
+from .. import losses
+from .._estimator.base import ProgramNotPickled, fit_finished, fit_started, progress
+from .._estimator.inputs import (
     check_classification_fit,
     check_iteration_params,
     check_weights,
     validate_numeric,
 )
+from .._validation import check_real
+from ..declaration import PredictionGame
+from ..exceptions import ConvergenceWarning, SolverError
+from ..features import Multiclass
+from ..game import map_label
+from ..solvers.fista import MONITOR_EVERY as MONITOR_EVERY  # its home: solvers.fista
+from ..solvers.fista import SMOOTHING_FLOOR as SMOOTHING_FLOOR
+from ..solvers.fista import MinimaxObjective, fit_proximal, fit_smoothed_zero_one
+from ..uncertainty import MomentBalls
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -68,10 +71,6 @@ AUTO_COMPILE_ROWS = 100_000
 #: ``y a^T x`` and the second moments of ``y``, which overflow float64 from about ``1e154``, and
 #: the solvers lose all accuracy long before (as for features, the limit is ``1e20``).
 MAX_TARGET_MAGNITUDE = 1e20
-#: The 0-1 fast solver stops smoothing below this ``mu`` (``F_mu`` is then within 5e-13 of ``F``).
-SMOOTHING_FLOOR = 1e-12
-#: The 0-1 fast solver checks its duality gap every this many FISTA iterations.
-MONITOR_EVERY = 20
 
 
 class _MinimaxModel(ProgramNotPickled, BaseEstimator):
@@ -104,52 +103,29 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
         return np.hstack([X, np.ones((X.shape[0], 1))]) if self.fit_intercept else X
 
     # -------------------------------------------------------------------------- objective
-    def _smooth_part(self, A, X1, Theta, w, mu=None):
-        """``sum_i w_i [F(f_i) - theta(y_i)^T f_i]`` and its (sub)gradient in ``A``; with ``mu``
-        the 0-1 ``F`` is replaced by its smoothing ``F_mu`` (:func:`closed_forms.zero_one_smoothed`)."""
-        F = self._full_potentials(X1 @ A.T)
-        if mu is None:
-            value, Q = self._game.value_and_adversary(F)
-        else:
-            value, Q = closed_forms.zero_one_smoothed(F, mu)
-        loss = w @ (value - np.einsum("ij,ij->i", Theta, F))
-        G = (w[:, None] * (Q - Theta))[:, : A.shape[0]]
-        return float(loss), G.T @ X1, Q
-
-    def _objective(self, A, X1, Theta, w, balls):
-        loss, grad, _ = self._smooth_part(A, X1, Theta, w)
-        d = self.n_features_in_
-        grad[:, :d] += balls.subgradient(A[:, :d])
-        return loss + balls.penalty(A[:, :d]), grad
-
-    def _lower_bound(self, Q, X1, Theta, w, balls, entropy=None):
-        r"""A lower bound on the optimum of Eq. 21 from conditionals ``Q`` (weak duality, Thm 3).
-
-        The dual of Eq. 21 maximises the average entropy of ``q_i`` over the moment set:
-        intercept moments matched exactly, feature moments within the balls.  ``Q`` is first
-        mixed with one constant conditional so the intercept moments match (:meth:`_match_mean`),
-        then :meth:`MomentBalls.dual_bound` mixes it with the labels to enter the balls.
-        ``entropy`` defaults to the game's ``H`` (any concave ``H`` gives the bound of its model).
-        """
-        entropy = self._game.entropy if entropy is None else entropy
-        Q = self._match_mean(Q, Theta, w) if self.fit_intercept else Q
-        if Q is None:
-            return -np.inf
-        d = self.n_features_in_
-        G = ((w[:, None] * (Theta - Q))[:, : self._n_rows(Theta)]).T @ X1[:, :d]
-        average = w @ entropy(Q)
-        if not self._labels_in_set(Theta):  # no mixing with the labels: r = 1 only
-            return average - balls.conjugate(G)
-        base = w @ entropy(Theta)
-        return base + balls.dual_bound(G, average - base)
+    def _objective(self, X1, Theta, w, balls):
+        """Eq. 21 on the training data (:class:`advgame.solvers.fista.MinimaxObjective`)."""
+        match_mean = self._match_mean if self.fit_intercept else None
+        return MinimaxObjective(
+            self._game,
+            X1,
+            Theta,
+            w,
+            balls,
+            self.n_features_in_,
+            self._n_rows(Theta),
+            self._full_potentials,
+            match_mean,
+            self._labels_in_set(Theta),
+        )
 
     # ---------------------------------------------------------------------------- fitting
     def _fit(self, X, y, Theta, sample_weight, t):
-        d = self.n_features_in_
         X1 = self._design(X)
         w = sample_weight / sample_weight.sum()
-        balls = copy.deepcopy(self.game_.uncertainty).bind(t, d)
+        balls = copy.deepcopy(self.game_.uncertainty).bind(t, self.n_features_in_)
         self.uncertainty_ = balls
+        objective = self._objective(X1, Theta, w, balls)
         solver = self.solver
         if solver == "auto":
             nonsmooth = self._game.structure is not None  # the 0-1 loss matrix game
@@ -160,15 +136,21 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
         if getattr(self, "warm_start", False) and getattr(self, "A_", None) is not None:
             if self.A_.shape == A0.shape:
                 A0 = self.A_.copy()
+
+        def report(line):
+            progress(self, line, 2)
+
         bound = np.nan  # a compiled 0-1 model is certified by HiGHS / Clarabel themselves
         if solver == "compile":
             A, message = self._compile(X, y, sample_weight)
             n_iter = 1
         elif self._game.structure is not None:
-            A, n_iter, message, bound = self._smoothing_continuation(A0, X1, Theta, w, balls)
+            A, n_iter, message, bound = fit_smoothed_zero_one(
+                objective, A0, self.max_iter, self.tol, report
+            )
         else:
-            A, n_iter, message = self._fast(A0, X1, Theta, w, balls)
-        self.objective_ = self._objective(A, X1, Theta, w, balls)[0]
+            A, n_iter, message = fit_proximal(objective, A0, self.max_iter, self.tol, report)
+        self.objective_ = objective(A)[0]
         if not (np.all(np.isfinite(A)) and np.isfinite(self.objective_)):
             raise SolverError(
                 f"the {solver} solver diverged (objective {self.objective_:g}): the program is "
@@ -177,8 +159,7 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
                 f"{np.max(np.abs(Theta)):.3g}; standardise them)."
             )
         if self._game.structure is None:  # ∇F is unique: the adversary is the dual solution
-            Q = self._game.adversary(self._full_potentials(X1 @ A.T))
-            bound = self._lower_bound(Q, X1, Theta, w, balls)
+            bound = objective.lower_bound(objective.adversary(A))
         self.duality_gap_ = self.objective_ - bound
         if not message.startswith(("compiled", "L-BFGS: CONVERGENCE", "FISTA: converged")):
             self._check_bounded(X1, Theta, w, balls)
@@ -193,114 +174,6 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
         self.A_ = A
         self.n_iter_, self.converged_, self.solver_ = n_iter, message, solver
         return self
-
-    def _fast(self, A0, X1, Theta, w, balls):
-        """Smooth losses: L-BFGS when the penalty is smooth too, else FISTA."""
-        if balls.smooth:
-            shape = A0.shape
-
-            def objective(a):
-                value, grad = self._objective(a.reshape(shape), X1, Theta, w, balls)
-                return value, grad.ravel()
-
-            result = fit_lbfgs(objective, A0.ravel(), self.max_iter, self.tol)
-            return result.theta.reshape(shape), result.n_iter, "L-BFGS: " + result.message
-
-        def certified(A, average):  # weak duality at q = ∇F (unique for smooth losses)
-            value = self._objective(A, X1, Theta, w, balls)[0]
-            Q = self._game.adversary(self._full_potentials(X1 @ A.T))
-            gap = value - self._lower_bound(Q, X1, Theta, w, balls)
-            if gap <= self.tol * max(1.0, abs(value)):
-                return f"FISTA: converged (duality gap {gap:.2g})"
-            return None
-
-        # only the certificate ends the run: small steps are not optimality on badly scaled X
-        return self._fista(
-            A0, X1, Theta, w, balls, self.max_iter, monitor=certified, small_steps=False
-        )
-
-    def _fista(self, A, X1, Theta, w, balls, budget, mu=None, monitor=None, small_steps=True):
-        """Accelerated proximal gradient with adaptive restart; step ``1 / L``,
-        ``L = Lip(∇F) * lambda_max(X1^T diag(w) X1)`` with ``Lip(∇F) = 1/2`` for Brier, log and
-        quadratic (Eq. 28, 33, 35 of Farnia and Tse 2016 are 1/2-Lipschitz in the potentials) and
-        ``1 / mu`` for the smoothed 0-1 entropy.  Stops when the gradient mapping
-        ``(A - A+) / step`` is below ``tol max(1, |A|)`` (entrywise; unless ``small_steps`` is
-        False), or when ``monitor(A)`` (called every ``MONITOR_EVERY`` iterations) returns a
-        message."""
-        d = self.n_features_in_
-        S = np.sqrt(w)[:, None] * X1
-        gram = S @ S.T if S.shape[0] <= S.shape[1] else S.T @ S
-        lipschitz = 0.5 if mu is None else 1.0 / mu
-        step = 1.0 / max(lipschitz * np.linalg.eigvalsh(gram)[-1], 1e-12)
-        Y, momentum, average = A.copy(), 1.0, 0.0
-        for iteration in range(1, budget + 1):
-            grad, Q = self._smooth_part(Y, X1, Theta, w, mu)[1:]
-            average += (2.0 / (iteration + 1)) * (Q - average)  # weights proportional to k
-            new = Y - step * grad
-            new[:, :d] = balls.prox(new[:, :d], step)
-            change = new - A
-            if np.sum((Y - new) * change) > 0:  # objective would go up: restart the momentum
-                momentum = 1.0
-            following = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * momentum**2))
-            Y = new + ((momentum - 1.0) / following) * change
-            momentum, A = following, new
-            small = np.max(np.abs(change)) / step <= self.tol * max(1.0, np.max(np.abs(A)))
-            if small_steps and small:
-                return A, iteration, "FISTA: converged"
-            if monitor is not None and iteration % MONITOR_EVERY == 0:
-                progress(
-                    self, f"FISTA iteration {iteration}" + (f" (mu = {mu:g})" if mu else ""), 2
-                )
-                message = monitor(A, average)
-                if message:
-                    return A, iteration, message
-        return A, budget, "FISTA: max_iter reached"
-
-    def _smoothing_continuation(self, A, X1, Theta, w, balls):
-        r"""The 0-1 model (minimax SVM) by FISTA on ``F_mu`` for ``mu = 1, 1/10, ...``.
-
-        ``P(A) - P* <= P_mu(A) - P_mu* + mu / 2`` since ``F_mu <= F <= F_mu + mu/2``.  Every
-        ``MONITOR_EVERY`` iterations two dual bounds (:meth:`_lower_bound`) at ``q = ∇F_mu``
-        are computed: one of the smoothed model (entropy ``H - mu ||q||^2 / 2``; once its gap is
-        below ``mu / 4`` the stage is done and ``mu`` shrinks) and one of the exact model (the
-        best so far certifies the result: stop when ``P(A) - bound <= tol max(1, |P|)``).
-        """
-        used, best, mu = 0, -np.inf, 1.0
-        while used < self.max_iter and mu >= SMOOTHING_FLOOR:
-
-            def monitor(A, average, mu=mu):
-                nonlocal best
-                F = self._full_potentials(X1 @ A.T)
-                smoothed, Q = closed_forms.zero_one_smoothed(F, mu)
-                value = self._objective(A, X1, Theta, w, balls)[0]
-                for R in (Q, average):
-                    best = max(best, self._lower_bound(R, X1, Theta, w, balls))
-                gap = value - best
-                if gap <= self.tol * max(1.0, abs(value)):
-                    return f"FISTA: converged (smoothing mu={mu:g}, duality gap {gap:.2g})"
-
-                def entropy(R):
-                    return self._game.entropy(R) - 0.5 * mu * np.einsum("ij,ij->i", R, R)
-
-                smoothed_value = w @ (smoothed - np.einsum("ij,ij->i", Theta, F))
-                smoothed_value += balls.penalty(A[:, : self.n_features_in_])
-                bound = self._lower_bound(Q, X1, Theta, w, balls, entropy)
-                return "next mu" if smoothed_value - bound <= mu / 4 else None
-
-            A, n_iter, message = self._fista(  # a stage ends on its smoothed gap, not on steps
-                A, X1, Theta, w, balls, self.max_iter - used, mu, monitor, small_steps=False
-            )
-            used += n_iter
-            if message.startswith("FISTA: converged ("):
-                return A, used, message, best
-            mu /= 10.0
-        value = self._objective(A, X1, Theta, w, balls)[0]
-        if value - best <= self.tol * max(1.0, abs(value)):  # certified between two monitors
-            return A, used, f"FISTA: converged (duality gap {value - best:.2g})", best
-        stop = (
-            "max_iter reached" if used >= self.max_iter else f"smoothing mu < {SMOOTHING_FLOOR:g}"
-        )
-        return A, used, f"FISTA: {stop} (duality gap {value - best:.2g})", best
 
     def _check_bounded(self, X1, Theta, w, balls):
         """Raise if Eq. 21 is unbounded below: some direction ``D`` has a negative recession
@@ -713,7 +586,8 @@ def robust_feature_selection(
         else np.asarray(y, dtype=float)[:, None]
     )
     weights = np.full(X.shape[0], 1.0 / X.shape[0])
-    gradient = model._smooth_part(model.A_, model._design(X), Theta, weights)[1]
+    problem = model._objective(model._design(X), Theta, weights, model.uncertainty_)
+    gradient = problem.smooth_part(model.A_)[1]
     r_max = float(np.abs(gradient[:, : X.shape[1]]).sum(axis=0).max())
     radii = np.geomspace(r_max, r_max * min_ratio, n_radii)
     counts = []

@@ -1,7 +1,7 @@
 r"""Projection-based (Fenchel-Young) estimators with calibrated decoding (Blondel 2019, §3-6).
 
 A linear (or kernel) model gives scores :math:`\theta = g(x) = W^\top x + b` and is trained by
-L-BFGS on (Blondel 2019, §6)
+L-BFGS (:func:`advgame.solvers.projection.fit_fenchel_young`) on (Blondel 2019, §6)
 
 .. math::  \min_{W, b}\ \sum_i w_i\, S^\Psi_{\mathcal C}(\theta_i, \varphi(y_i))
            + \frac{\alpha}{2} \|W\|_F^2,
@@ -24,28 +24,32 @@ polynomial kernel :math:`(\langle x, x'\rangle + 1)^D`: ``kernel='poly', gamma=1
 
 from __future__ import annotations
 
-import copy
-import numbers
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .. import decoding as decompositions
+from .._estimator.base import fit_finished, fit_started, progress
+from .._estimator.inputs import (
+    check_classification_fit,
+    check_iteration_params,
+    check_rankings,
+    check_weights,
+    validate_numeric,
+)
+from .._validation import check_real
 from ..decoding import apply_flat
-from ..exceptions import ConvergenceWarning, NotApplicableError
-from ..features import check_kernel_params, psd_eigen
+from ..exceptions import NotApplicableError
+from ..features import check_kernel_params
 from ..permutation import ranks_to_matrices
 from ..polytopes import (
     GEOMETRIES,
     Birkhoff,
-    FenchelYoungLoss,
     Knapsack,
     OrderSimplex,
     Permutahedron,
@@ -55,14 +59,7 @@ from ..polytopes import (
     Unconstrained,
     UnitCube,
 )
-from ._base import fit_finished, fit_started, progress
-from ._inputs import (
-    check_classification_fit,
-    check_iteration_params,
-    check_rankings,
-    check_weights,
-    validate_numeric,
-)
+from ..solvers.projection import fit_fenchel_young
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -81,8 +78,6 @@ RANKING_MATRIX_SETS = (
     ("birkhoff", "row_stochastic", "unit_cube"),
 )
 RANKING_VECTOR_SETS = (("permutahedron", "none"), ("permutahedron",))
-#: L-BFGS history size.
-LBFGS_MEMORY = 20
 #: With ``verbose=2``, L-BFGS reports every this many iterations.
 REPORT_EVERY = 25
 
@@ -126,18 +121,41 @@ def _choose(value, allowed, what, context, instances=False):
 class _FenchelYoungModel(BaseEstimator):
     """Shared training of the linear / kernel score model on a projection loss."""
 
+    def __init__(
+        self,
+        polytope,
+        geometry,
+        decoding,
+        alpha,
+        fit_intercept,
+        kernel,
+        gamma,
+        degree,
+        coef0,
+        max_iter,
+        tol,
+        verbose,
+    ):
+        # the parameters both estimators share; each still lists them in its own signature,
+        # which scikit-learn reads for get_params
+        self.polytope = polytope
+        self.geometry = geometry
+        self.decoding = decoding
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.max_iter = max_iter
+        self.tol = tol
+        self.verbose = verbose
+
     def _check_params(self):
         check_iteration_params(self)
         if self.geometry not in GEOMETRIES:
             raise ValueError(f"geometry must be one of {GEOMETRIES}; got {self.geometry!r}.")
-        alpha = self.alpha
-        if (
-            not isinstance(alpha, numbers.Real)
-            or isinstance(alpha, bool)
-            or not np.isfinite(alpha)
-            or alpha < 0
-        ):
-            raise ValueError(f"alpha must be a finite number >= 0; got {alpha!r}.")
+        check_real("alpha", self.alpha, low=0)
         if self.kernel is not None and self.alpha == 0:
             raise ValueError("a kernel model needs alpha > 0 (the RKHS penalty keeps it bounded).")
         if self.kernel is not None:
@@ -162,83 +180,36 @@ class _FenchelYoungModel(BaseEstimator):
         )
 
     def _fit_scores(self, X, targets, sample_weight):
-        """Minimise the weighted projection loss plus penalty; sets ``coef_`` and friends.
+        """Train the score model (:func:`advgame.solvers.projection.fit_fenchel_young`); sets
+        ``coef_`` and friends.
 
         ``targets`` are the encodings ``(n, *point_shape_)``; ``self.projection_set_`` and
         ``self.point_shape_`` must be set.
         """
-        root = None
         if self.kernel is not None:
             self.X_fit_ = X
-            # theta = K A with penalty tr(A^T K A) is the linear model on Z = K^{1/2} (B = K^{1/2} A,
-            # penalty |B|^2): the same problem, as well conditioned as the linear one
-            U, s = psd_eigen(self._design(X))
-            root = U / np.sqrt(s)  # maps B back to A = U s^{-1/2} B
-            Z = U * np.sqrt(s)
-        else:
-            Z = X
-        n, m = Z.shape
-        p = int(np.prod(self.point_shape_))
-        w = sample_weight / sample_weight.sum()
-        train_set = self.projection_set_
-        if hasattr(train_set, "warm_start"):  # iterative projections restart from the last duals
-            train_set = copy.copy(train_set)
-            train_set.warm_start = True
-        loss = FenchelYoungLoss(train_set, self.geometry)
-        shape = self._set_shape(self.projection_set_)
-        Y = targets.reshape((n, *shape))
+        Y = targets.reshape((X.shape[0], *self._set_shape(self.projection_set_)))
         self._check_targets(Y)
 
-        def objective(params):
-            W = params[: m * p].reshape(m, p)
-            T = Z @ W + (params[m * p :] if self.fit_intercept else 0.0)
-            with np.errstate(over="ignore"):  # exp overflow in a line-search trial is rejected
-                value, G = loss._evaluate(T.reshape((n, *shape)), Y)
-            G = w[:, None] * G.reshape(n, p)
-            J = float(w @ value) + 0.5 * self.alpha * float(np.sum(W * W))
-            grad_W = Z.T @ G + self.alpha * W
-            parts = [grad_W.ravel()] + ([G.sum(axis=0)] if self.fit_intercept else [])
-            return J, np.concatenate(parts)
+        def report(iteration, objective):
+            if iteration % REPORT_EVERY == 0:
+                progress(self, f"L-BFGS iteration {iteration}: objective {objective:.6g}", 2)
 
-        x0 = np.zeros(m * p + (p if self.fit_intercept else 0))
-        iterations = 0
-
-        def report(intermediate_result):
-            nonlocal iterations
-            iterations += 1
-            if iterations % REPORT_EVERY == 0:
-                progress(
-                    self,
-                    f"L-BFGS iteration {iterations}: objective {intermediate_result.fun:.6g}",
-                    2,
-                )
-
-        result = minimize(
-            objective,
-            x0,
-            jac=True,
-            method="L-BFGS-B",
-            callback=report if getattr(self, "verbose", 0) >= 2 else None,
-            options={
-                "maxiter": self.max_iter,
-                "maxcor": LBFGS_MEMORY,
-                "gtol": self.tol,
-                "ftol": 0.0,
-            },
+        fitted = fit_fenchel_young(
+            self._design(X),
+            Y,
+            sample_weight,
+            self.projection_set_,
+            self.geometry,
+            self.alpha,
+            fit_intercept=self.fit_intercept,
+            kernel=self.kernel is not None,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            callback=report if self.verbose >= 2 else None,
+            stacklevel=3,
         )
-        gradient = np.max(np.abs(result.jac)) if result.jac.size else 0.0
-        if not result.success and gradient > self.tol:
-            warnings.warn(
-                f"L-BFGS stopped before convergence ({result.message}); the largest gradient "
-                f"entry is {gradient:.3g} > tol={self.tol}. Increase max_iter or alpha.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        coef = result.x[: m * p].reshape(m, p)
-        self.coef_ = coef if root is None else root @ coef
-        self.intercept_ = result.x[m * p :] if self.fit_intercept else np.zeros(p)
-        self.objective_ = float(result.fun)
-        self.n_iter_ = int(result.nit)
+        self.coef_, self.intercept_, self.objective_, self.n_iter_ = fitted
 
     def _check_targets(self, Y):
         """The encodings must lie in the projection set, except for the knapsack, whose count
@@ -320,10 +291,9 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         L-BFGS iterations.
     tol : float, default=1e-6
         L-BFGS stops when the largest gradient entry is below ``tol``.
-
     verbose : int, default=0
-        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, objective,
-        certified gap), 2 also its iterations.
+        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, iterations,
+        objective), 2 also the objective every :data:`REPORT_EVERY` (25) L-BFGS iterations.
 
     Attributes
     ----------
@@ -334,6 +304,17 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         The target loss's decomposition, decoded onto the decoding set.
     projection_set_ : Polytope
     coef_, intercept_ : the score model; ``objective_`` and ``n_iter_`` from training.
+
+    Notes
+    -----
+    There is no ``game_`` (the declared :class:`advgame.PredictionGame` of the adversarial
+    estimators).  The Fenchel-Young loss of Blondel (2019) over a polytope :math:`\mathcal C` is
+    a game too: :math:`\Psi^*_{\mathcal C}(\theta) = \max_{\mu \in \mathcal C}
+    \langle\theta, \mu\rangle - \Psi(\mu)` is the value of an adversary maximising a
+    generalised entropy :math:`-\Psi` plus the potentials :math:`\theta` over :math:`\mathcal C`.
+    But the declaration layer (``PredictionGame``) does not yet accept a generalised-entropy loss
+    over an arbitrary polytope, so the model is fitted directly
+    (:func:`advgame.solvers.projection.fit_fenchel_young`).
     """
 
     def __init__(
@@ -354,19 +335,11 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         verbose: int = 0,
     ) -> None:
         self.loss = loss
-        self.polytope = polytope
-        self.geometry = geometry
-        self.decoding = decoding
         self.knapsack_bounds = knapsack_bounds
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.max_iter = max_iter
-        self.tol = tol
-        self.verbose = verbose
+        super().__init__(
+            polytope, geometry, decoding, alpha, fit_intercept, kernel, gamma, degree, coef0,
+            max_iter, tol, verbose,
+        )  # fmt: skip
 
     def _targets(self, X, y, sample_weight):
         """Validated ``X``, label indices (or indicators), weights, and the resolved loss."""
@@ -485,17 +458,19 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
         not be permutations (the supersets of Tables 1-2: use :meth:`predict_matrix` and
         :meth:`score`; :meth:`predict` refuses).  With the permutahedron the decoding is sorting
         the scores (its MAP), the only choice.
-    alpha, fit_intercept, kernel, gamma, degree, coef0, max_iter, tol
+    alpha, fit_intercept, kernel, gamma, degree, coef0, max_iter, tol, verbose
         As in :class:`ProjectionClassifier`.
-
-    verbose : int, default=0
-        Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, objective,
-        certified gap), 2 also its iterations.
 
     Attributes
     ----------
     n_labels_ : int
     projection_set_, decomposition_, point_shape_, coef_, intercept_, objective_, n_iter_
+
+    Notes
+    -----
+    There is no ``game_``, for the reason :class:`ProjectionClassifier` gives: the projection
+    loss is a game against an adversary maximising a generalised entropy plus the potentials over
+    the polytope, a loss the declaration layer (``PredictionGame``) does not yet accept.
     """
 
     def __init__(
@@ -513,18 +488,10 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
         tol: float = 1e-6,
         verbose: int = 0,
     ) -> None:
-        self.polytope = polytope
-        self.geometry = geometry
-        self.decoding = decoding
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.max_iter = max_iter
-        self.tol = tol
-        self.verbose = verbose
+        super().__init__(
+            polytope, geometry, decoding, alpha, fit_intercept, kernel, gamma, degree, coef0,
+            max_iter, tol, verbose,
+        )  # fmt: skip
 
     def _vector_encoding(self):
         return "permutahedron" in (self.polytope, self.decoding)
@@ -543,25 +510,19 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
         if self._vector_encoding():
             projections, decodings = RANKING_VECTOR_SETS
             context = "with the permutahedron (score vectors)"
-            self.point_shape_ = (k,)
-            targets = decompositions.spearman(k).phi(R)
+            decomposition = decompositions.spearman(k)
         else:
             projections, decodings = RANKING_MATRIX_SETS
             context = "on permutation matrices"
-            self.point_shape_ = (k, k)
-            targets = decompositions.hamming_ranking(k).phi(R)
+            decomposition = decompositions.hamming_ranking(k)
+        self.point_shape_ = decomposition.point_shape
         chosen = _choose(self.polytope, projections, "polytope", context, instances=True)
         self.projection_set_ = (
             chosen if isinstance(chosen, Polytope) else _named_set(chosen, k, None)
         )
         decode_on = _named_set(_choose(self.decoding, decodings, "decoding", context), k, None)
-        decomposition = (
-            decompositions.spearman(k)
-            if self._vector_encoding()
-            else decompositions.hamming_ranking(k)
-        )
         self.decomposition_ = decomposition.with_output_set(decode_on)
-        self._fit_scores(X, targets, sample_weight)
+        self._fit_scores(X, decomposition.phi(R), sample_weight)
         fit_finished(self, started)
         return self
 

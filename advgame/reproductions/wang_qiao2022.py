@@ -1,0 +1,689 @@
+r"""Wang and Qiao (2022), "Learning Acceptance Regions for Many Classes with Anomaly Detection"
+(generalised prediction sets): Tables 1-3 and timings (``advgame reproduce wang_qiao2022``,
+alias ``seed003``; ``advgame bench prediction-sets``).
+
+Methods (columns, in this order, :data:`METHODS`): KDE, OCSVM, BSVM, GPS and GPSKFS
+(:class:`advgame.GeneralizedPredictionSet` without and with kernel feature selection).  The
+paper's BCOPS-RF column (a random-forest method of Guan and Tibshirani) is not reproduced.
+
+Experiments, one replication ``r`` each (everything seeded by ``SEED + r``, so a run is
+reproducible bit for bit):
+
+``example1`` (Wang and Qiao 2022, Table 1, ``γ = 0.05``)
+    One draw of :func:`advgame.datasets.make_prediction_set_example1` with
+    ``n_per_class = N + N_test`` and ``N_out`` outliers, split into a training part (``N`` points
+    per class, no outliers) and a test part (the other class points and all outliers).  The class
+    means and covariances are drawn per call, so training and test must come from one call.
+``example2`` (Table 2, ``γ = 0.01``)
+    The same with :func:`~advgame.datasets.make_prediction_set_example2` (three rings, 100
+    features).
+``digits`` (in place of Table 3's zipcode data, ``γ = 0.01``)
+    The vendored optdigits (8x8, 64 features, raw 0-16 scales): classes 0, 6, 8 and 9 are the
+    normal classes, the other digits are outliers (label :data:`~advgame.datasets.OUTLIER`).  A
+    seeded ``N`` points per normal class are the training part; the other normal points and all
+    outliers are the test part.  The published numbers printed beside ours are zipcode's.
+
+The test part is split at random into an unlabelled part (``M`` points), which GPS, GPSKFS and
+BSVM use in training (the paper trains on a subset of the test data), and an evaluation part (the
+rest), on which alone the metrics are computed.
+
+Every method gets split-conformal class thresholds (Wang and Qiao 2022, App. A.3): each class's
+training points are split 70/30 at random; the method is fitted on the 70%, its class score is
+evaluated on the 30% calibration points, and the threshold is
+:func:`~advgame.models.prediction_sets.conformal_threshold` of those scores at ``γ``; the
+prediction set is ``{k : score_k(x) >= tau_k}``.  GPS and GPSKFS do this internally
+(``calibration=0.3``); the baselines (scikit-learn) use :class:`ConformalBaseline` with the
+scores
+
+* KDE (Hechtlinger et al.'s density score): ``KernelDensity`` with a Gaussian kernel and
+  Silverman's bandwidth ``h = s (4 / ((d + 2) n))^{1 / (d + 4)}`` on the class's fit points,
+  ``s`` the root mean column variance; score ``score_samples`` (log density);
+* OCSVM: ``OneClassSVM(nu=γ)`` per class (App. A.3 sets ``nu`` to ``γ``); score
+  ``decision_function``;
+* BSVM: ``SVC(kernel='rbf')``, class-k fit points (label 1) against the unlabelled part
+  (label 0); score ``decision_function``;
+
+with the RBF width of the two SVMs from
+:func:`~advgame.models.prediction_sets.median_heuristic_gamma` on the class's fit points and
+the unlabelled part.  All methods are tuned as App. A.3 says, by the set size on held-out data
+and without touching the calibration points: GPS and GPSKFS by the estimator's defaults (width
+and ``C`` per class; GPSKFS also its selected features), the baselines by
+:class:`ConformalBaseline` over :data:`BASELINE_GRIDS` (the same width factors around the rules'
+values; BSVM's ``C`` in 0.1, 1, 10).
+
+Metrics (:func:`advgame.metrics.prediction_set_metrics`): coverage per class, cardinality,
+conditional cardinality (non-outliers) and outlier detection rate; the report gives the mean and
+standard error (sd / sqrt(replications)) over replications beside the published mean (standard
+error) over 200 replications, and says per method and class whether the mean coverage meets
+``1 - γ`` within sampling error (``mean >= 1 - γ - 2 SE``).  A method whose sets are all-or-nothing
+(cardinality 0 or ``K`` in every replication, as a scorer that ignores its input gives) is
+flagged ``degenerate``.
+
+Timings: (a) one class's dual QP (Wang and Qiao 2022, Eq. 7; RBF, median width) built by
+:func:`~advgame.models.prediction_sets.class_dual_program` from Example 1 (``n_k`` class points
+against ``m`` mixed test points) and solved by HiGHS and by cvxpy, once each; (b)
+``GeneralizedPredictionSet.fit`` on an Example 1 training draw with ``n_jobs=1`` and
+``n_jobs=2``, median of :data:`FIT_REPEATS` each, and the speed-up.
+
+Sizes (:data:`FULL`): 20 replications; Example 1 ``N = 300`` per class (210 fitted, 90
+calibration), 1,000 test points per class and 1,000 outliers; Example 2 ``N = 340`` (102
+calibration points, the fewest with which ``γ = 0.01`` has a conformal rank ``>= 1``), 1,000
+test points per class and 1,000 outliers; digits ``N = 340`` per class (about 215 test points
+per class and 3,392 outliers); ``M = 500`` unlabelled points everywhere; timing (a) at
+``n_k = 500, m = 1000``.  The full run (``docs/results/prediction_sets.md``) took 17 minutes
+(1,026 s) on a 2-core AMD EPYC machine: about 45 s per replication, of which GPSKFS takes 34 s,
+then 66 s for cvxpy's QP.  :data:`QUICK` (2 replications, small sizes) takes about 30 s.
+"""
+
+import statistics
+import time
+import warnings
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.neighbors import KernelDensity
+from sklearn.svm import SVC, OneClassSVM
+from threadpoolctl import threadpool_limits
+
+from ..benchmarks.protocol import Progress
+from ..benchmarks.report import publish, report_header, run_meta
+from ..datasets import OUTLIER, load, make_prediction_set_example1, make_prediction_set_example2
+from ..metrics import prediction_set_metrics
+from ..models.prediction_sets import (
+    TUNING_FRACTION,
+    WIDTH_FACTORS,
+    GeneralizedPredictionSet,
+    calibration_size,
+    class_dual_program,
+    conformal_threshold,
+    held_out_acceptance,
+    median_heuristic_gamma,
+    solve_class_dual,
+    tuning_split,
+)
+
+__all__ = [
+    "run",
+    "Settings",
+    "FULL",
+    "QUICK",
+    "METHODS",
+    "EXPERIMENTS",
+    "SCORERS",
+    "ConformalBaseline",
+    "PAPER",
+]
+
+#: Replication ``r`` is seeded by ``SEED + r``.
+SEED = 0
+#: Columns of the tables (the BCOPS-RF column of Wang and Qiao 2022 is not reproduced).
+METHODS = ("KDE", "OCSVM", "BSVM", "GPS", "GPSKFS")
+#: Share of each class's training points held out to calibrate its threshold (Wang and Qiao 2022,
+#: App. A.3).
+CALIBRATION = 0.3
+#: Processes per GPS fit (classes are independent QPs; this machine class has 2 cores).
+N_JOBS = 2
+#: BLAS threads in the main process during the run (see :func:`run`).
+BLAS_THREADS = 1
+#: Solvers timed on one class's dual QP: advgame's interior point, HiGHS' QP, cvxpy (Clarabel).
+QP_BACKENDS = ("ipm", "highs", "cvxpy")
+#: Repeats of each GPS fit timing (the median is reported).
+FIT_REPEATS = 3
+#: Normal classes of the digits experiment (the zipcode protocol of Wang and Qiao 2022); the rest
+#: are outliers.
+DIGITS_CLASSES = (0, 6, 8, 9)
+#: (name, γ, table title).
+EXPERIMENTS = (
+    ("example1", 0.05, "Example 1 (Wang and Qiao (2022) Table 1)"),
+    ("example2", 0.01, "Example 2 (Wang and Qiao (2022) Table 2)"),
+    (
+        "digits",
+        0.01,
+        "optdigits 0/6/8/9 vs the rest (paper: zipcode, Wang and Qiao (2022) Table 3)",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Replications and sizes; ``*_train`` per class, ``*_test`` per class in the test part."""
+
+    replications: int
+    example1_train: int
+    example1_test: int
+    example1_outliers: int
+    example2_train: int
+    example2_test: int
+    example2_outliers: int
+    digits_train: int
+    unlabeled: int
+    qp_class: int
+    qp_unlabeled: int
+
+
+FULL = Settings(
+    replications=20,
+    example1_train=300,
+    example1_test=1000,
+    example1_outliers=1000,
+    example2_train=340,
+    example2_test=1000,
+    example2_outliers=1000,
+    digits_train=340,
+    unlabeled=500,
+    qp_class=500,
+    qp_unlabeled=1000,
+)
+# example2_train and digits_train stay at 340 in QUICK: γ = 0.01 needs >= 99 calibration points
+QUICK = Settings(
+    replications=2,
+    example1_train=100,
+    example1_test=150,
+    example1_outliers=150,
+    example2_train=340,
+    example2_test=100,
+    example2_outliers=100,
+    digits_train=340,
+    unlabeled=100,
+    qp_class=50,
+    qp_unlabeled=100,
+)
+
+# Wang and Qiao (2022), Tables 1-3 (200 replications): per row, (mean, standard error) for KDE,
+# OCSVM, BSVM, GPS, GPSKFS (BCOPS-RF dropped).  Transcribed from the OCR'd copy; the cells in
+# PAPER_DOUBTFUL were garbled there (dropped decimal points, 9 read as 0) and are the reading most
+# consistent with the text ("all methods ... at least 95%") and with card = (1 - outlier share)
+# cond. card.
+PAPER = {
+    "example1": {
+        "coverage": (
+            ((0.963432, 0.001161), (0.964854, 0.000852), (0.962592, 0.001013),
+             (0.959798, 0.001155), (0.954419, 0.001283)),
+            ((0.95531, 0.001139), (0.954323, 0.001054), (0.966999, 0.000874),
+             (0.957702, 0.000931), (0.953851, 0.001021)),
+            ((0.95395, 0.001079), (0.963451, 0.000816), (0.960052, 0.000807),
+             (0.950188, 0.000976), (0.954885, 0.001104)),
+            ((0.952608, 0.001166), (0.961199, 0.000866), (0.961176, 0.001049),
+             (0.956328, 0.001053), (0.952011, 0.001275)),
+        ),
+        "cardinality": ((1.220944, 0.002731), (1.180821, 0.002715), (1.024036, 0.006351),
+                        (0.97462, 0.001868), (0.967706, 0.002969)),
+        "conditional_cardinality": ((1.620047, 0.003604), (1.562107, 0.003602),
+                                    (1.334975, 0.005168), (1.288988, 0.002285),
+                                    (1.277959, 0.003488)),
+        "detection_rate": ((0.976643, 0.001415), (0.998787, 0.000234), (0.938637, 0.010971),
+                           (0.998224, 0.000381), (0.991713, 0.003438)),
+    },
+    "example2": {
+        "coverage": (
+            ((0.987115, 0.000807), (0.976428, 0.000959), (0.989296, 0.000858),
+             (0.981963, 0.000926), (0.979427, 0.000936)),
+            ((0.990974, 0.000561), (0.993547, 0.000353), (0.992637, 0.000573),
+             (0.992854, 0.000419), (0.994052, 0.000551)),
+            ((0.988043, 0.000668), (0.988007, 0.000546), (0.987811, 0.000774),
+             (0.983814, 0.000703), (0.989801, 0.00061)),
+        ),
+        "cardinality": ((1.742601, 0.003386), (1.080905, 0.002137), (1.163262, 0.00892),
+                        (1.042262, 0.002198), (0.623107, 0.001649)),
+        "conditional_cardinality": ((2.654633, 0.002671), (2.274483, 0.002598),
+                                    (2.271912, 0.006102), (2.179741, 0.002661),
+                                    (1.31847, 0.002458)),
+        "detection_rate": ((0.333359, 0.002913), (0.988376, 0.00045), (0.832284, 0.018087),
+                           (0.976481, 0.001266), (1.0, 0.0)),
+    },
+    "digits": {  # zipcode (16x16, 256 features), not optdigits
+        "coverage": (
+            ((0.991117, 0.000361), (0.990761, 0.000319), (0.993457, 0.000357),
+             (0.990907, 0.000376), (0.986328, 0.000393)),
+            ((0.991915, 0.000543), (0.989583, 0.000436), (0.990241, 0.000481),
+             (0.987301, 0.000552), (0.982399, 0.000588)),
+            ((0.987302, 0.000664), (0.982153, 0.000782), (0.985098, 0.000736),
+             (0.981102, 0.000788), (0.969517, 0.000833)),
+            ((0.994114, 0.000258), (0.99707, 0.000222), (0.992739, 0.000312),
+             (0.990116, 0.000366), (0.985439, 0.000515)),
+        ),
+        "cardinality": ((2.71731, 0.01002), (2.332223, 0.016826), (0.682202, 0.012149),
+                        (0.621457, 0.009297), (0.520096, 0.005579)),
+        "conditional_cardinality": ((2.694657, 0.010393), (2.41925, 0.014163),
+                                    (1.368261, 0.013598), (1.262108, 0.00936),
+                                    (1.14894, 0.005256)),
+        "detection_rate": ((0.032493, 0.000744), (0.082452, 0.002549), (0.628362, 0.007725),
+                           (0.646673, 0.007275), (0.716897, 0.004804)),
+    },
+}  # fmt: skip
+#: Paper cells whose OCR was garbled: (experiment, metric, class index or None, method).
+PAPER_DOUBTFUL = {
+    ("example1", "coverage", 1, "KDE"),
+    ("example1", "coverage", 1, "OCSVM"),
+    ("example1", "coverage", 2, "KDE"),
+    ("example1", "conditional_cardinality", None, "KDE"),
+    ("example2", "coverage", 1, "BSVM"),
+    ("example2", "coverage", 2, "OCSVM"),
+}
+_PAPER_METHODS = ("KDE", "OCSVM", "BSVM", "GPS", "GPSKFS")
+
+
+# ----------------------------------------------------------------------------- baselines
+def silverman_bandwidth(X):
+    """Silverman's rule ``s (4 / ((d + 2) n))^{1 / (d + 4)}`` for an isotropic Gaussian kernel,
+    with ``s`` the root mean column variance of ``X`` (n, d)."""
+    n, d = X.shape
+    scale = float(np.sqrt(np.mean(np.var(X, axis=0, ddof=1))))
+    return scale * (4.0 / ((d + 2) * n)) ** (1.0 / (d + 4))
+
+
+def kde_scorer(X_fit, X_unlabeled, error_rate, params, random_state):
+    """Log density of a Gaussian KDE of the class (Hechtlinger et al.); ignores the unlabelled.
+    ``params = (factor, _)``: the bandwidth is Silverman's divided by ``sqrt(factor)``, so the
+    factor scales the kernel's ``1 / (2 h^2)`` as it scales the SVMs' width."""
+    bandwidth = silverman_bandwidth(X_fit) / np.sqrt(params[0])
+    return KernelDensity(kernel="gaussian", bandwidth=bandwidth).fit(X_fit).score_samples
+
+
+def ocsvm_scorer(X_fit, X_unlabeled, error_rate, params, random_state):
+    """One-class SVM of the class with ``nu = γ`` (App. A.3) and ``params[0]`` times the
+    median-heuristic RBF width."""
+    width = params[0] * median_heuristic_gamma(np.vstack([X_fit, X_unlabeled]), random_state)
+    return OneClassSVM(nu=error_rate, gamma=width).fit(X_fit).decision_function
+
+
+def bsvm_scorer(X_fit, X_unlabeled, error_rate, params, random_state):
+    """Binary RBF SVM of the class (1) against the unlabelled points (0), ``params = (width
+    factor, C)``."""
+    X = np.vstack([X_fit, X_unlabeled])
+    width = params[0] * median_heuristic_gamma(X, random_state)
+    y = np.concatenate([np.ones(X_fit.shape[0]), np.zeros(X_unlabeled.shape[0])])
+    return SVC(kernel="rbf", gamma=width, C=params[1]).fit(X, y).decision_function
+
+
+#: Baseline name -> ``scorer(X_fit, X_unlabeled, γ, params, seed)`` returning ``score(X) -> (n,)``.
+SCORERS = {"KDE": kde_scorer, "OCSVM": ocsvm_scorer, "BSVM": bsvm_scorer}
+#: Baseline name -> candidate ``params``, tuned like GPS's width and C (Wang and Qiao 2022, App.
+#: A.3): the same width factors; BSVM's ``C`` over App. A.3's decades around 1.
+BASELINE_GRIDS = {
+    "KDE": [(f, None) for f in WIDTH_FACTORS],
+    "OCSVM": [(f, None) for f in WIDTH_FACTORS],
+    "BSVM": [(f, C) for f in WIDTH_FACTORS for C in (0.1, 1.0, 10.0)],
+}
+
+
+class ConformalBaseline:
+    """A per-class score made a prediction set by split-conformal thresholds (Wang and Qiao 2022, App. A.3).
+
+    The same rules as :class:`~advgame.GeneralizedPredictionSet`: per class a seeded ``n_cal =
+    min(max(floor(calibration n_k), 1), n_k - 1)`` points are held out for the threshold; on the
+    rest, the scorer's parameters are chosen from :data:`BASELINE_GRIDS` by the smallest
+    acceptance rate of held-out unlabelled points (``TUNING_FRACTION`` of the fitting points and
+    of the unlabelled points held out, each candidate thresholded at the empirical ``γ``-quantile
+    of its held-out class scores), the scorer is refitted on all fitting points, and ``tau_k`` is
+    the conformal threshold of the calibration scores; the set is ``{k : score_k(x) >= tau_k}``.
+
+    Parameters
+    ----------
+    method : {'KDE', 'OCSVM', 'BSVM'}
+        Key of :data:`SCORERS` (looked up at fit time, so tests can replace a scorer).
+    error_rate : float
+        ``γ``.
+    calibration : float, default=CALIBRATION
+    random_state : int or None
+        Seeds the splits and the median-heuristic subsample.
+    """
+
+    def __init__(self, method, error_rate, calibration=CALIBRATION, random_state=None):
+        self.method = method
+        self.error_rate = error_rate
+        self.calibration = calibration
+        self.random_state = random_state
+
+    def _tuned(self, X_fit, X_unlabeled, rng):
+        """The grid's parameters with the smallest held-out acceptance rate (the estimator's
+        criterion, :func:`~advgame.models.prediction_sets.held_out_acceptance`)."""
+        scorer, grid = SCORERS[self.method], BASELINE_GRIDS[self.method]
+        class_fit, class_held, unlabeled_fit, unlabeled_held = tuning_split(
+            X_fit.shape[0], X_unlabeled.shape[0], TUNING_FRACTION, rng
+        )
+        acceptance = []
+        for params in grid:
+            score = scorer(
+                X_fit[class_fit], X_unlabeled[unlabeled_fit], self.error_rate, params, SEED
+            )
+            acceptance.append(
+                held_out_acceptance(
+                    score(X_fit[class_held]), score(X_unlabeled[unlabeled_held]), self.error_rate
+                )
+            )
+        return grid[int(np.argmin(acceptance))]
+
+    def fit(self, X, y, X_unlabeled):
+        rng = np.random.default_rng(self.random_state)
+        self.classes_ = np.unique(y)
+        self.scorers_, self.params_, thresholds = [], [], []
+        for label in self.classes_:
+            rows = rng.permutation(np.flatnonzero(y == label))
+            n_cal = calibration_size(rows.size, self.calibration)
+            X_fit = X[rows[n_cal:]]
+            params = self._tuned(X_fit, X_unlabeled, rng)
+            # an int seed: median_heuristic_gamma's subsample, as GPS's
+            seed = int(rng.integers(2**31))
+            score = SCORERS[self.method](X_fit, X_unlabeled, self.error_rate, params, seed)
+            thresholds.append(conformal_threshold(score(X[rows[:n_cal]]), self.error_rate))
+            self.scorers_.append(score)
+            self.params_.append(params)
+        self.thresholds_ = np.array(thresholds)
+        return self
+
+    def decision_function(self, X):
+        """``score_k(x) - tau_k`` per class, shape ``(n_samples, n_classes)``."""
+        return np.column_stack([score(X) for score in self.scorers_]) - self.thresholds_
+
+    def predict_set(self, X):
+        return self.decision_function(X) >= 0
+
+
+def make_method(method, error_rate, seed):
+    """The estimator of one column: :class:`ConformalBaseline` or GPS(KFS)."""
+    if method in SCORERS:
+        return ConformalBaseline(method, error_rate, random_state=seed)
+    extra = {"feature_selection": True} if method == "GPSKFS" else {}
+    return GeneralizedPredictionSet(
+        error_rate=error_rate,
+        calibration=CALIBRATION,
+        n_jobs=N_JOBS,
+        random_state=seed,
+        **extra,
+    )
+
+
+# ---------------------------------------------------------------------------------- data
+def _split_test(X, y, train, rng, settings):
+    """Training part ``train``; the rest split into unlabelled (M) and evaluation parts."""
+    test = rng.permutation(np.setdiff1d(np.arange(y.size), train))
+    unlabeled, evaluation = test[: settings.unlabeled], test[settings.unlabeled :]
+    return X[train], y[train], X[unlabeled], X[evaluation], y[evaluation]
+
+
+def _first_per_class(y, n):
+    """The first ``n`` rows of every normal class (the generators draw rows i.i.d.)."""
+    labels = np.unique(y[y != OUTLIER])
+    return np.concatenate([np.flatnonzero(y == label)[:n] for label in labels])
+
+
+def experiment_data(name, settings, rng, digits=None):
+    """``(X_train, y_train, X_unlabeled, X_eval, y_eval)`` of one replication."""
+    if name in ("example1", "example2"):
+        generate = (
+            make_prediction_set_example1 if name == "example1" else make_prediction_set_example2
+        )
+        n_train = getattr(settings, f"{name}_train")
+        X, y = generate(
+            n_per_class=n_train + getattr(settings, f"{name}_test"),
+            n_outliers=getattr(settings, f"{name}_outliers"),
+            random_state=rng,
+        )
+        return _split_test(X, y, _first_per_class(y, n_train), rng, settings)
+    X, y = digits
+    train = np.concatenate(
+        [
+            rng.choice(np.flatnonzero(y == c), settings.digits_train, replace=False)
+            for c in DIGITS_CLASSES
+        ]
+    )
+    return _split_test(X, y, np.sort(train), rng, settings)
+
+
+def _digits():
+    data = load("multiclass/optdigits")
+    y = np.where(np.isin(data.y, DIGITS_CLASSES), data.y, OUTLIER)
+    return data.X, y
+
+
+# --------------------------------------------------------------------------------- tables
+def run_tables(settings, progress, methods=None):
+    """Per (experiment, method): metrics of every replication, summarised.  Returns records."""
+    methods = METHODS if methods is None else methods
+    digits = _digits() if any(e == "digits" for e, _, _ in EXPERIMENTS) else None
+    raw = {(e, m): [] for e, _, _ in EXPERIMENTS for m in methods}
+    seconds = dict.fromkeys(raw, 0.0)
+    for r in range(settings.replications):
+        rng = np.random.default_rng(SEED + r)
+        for e, gamma, _ in EXPERIMENTS:
+            progress(f"replication {r + 1}/{settings.replications}: {e}")
+            X, y, U, X_eval, y_eval = experiment_data(e, settings, rng, digits)
+            seed = int(rng.integers(2**31))
+            for m in methods:
+                start = time.perf_counter()
+                model = make_method(m, gamma, seed).fit(X, y, X_unlabeled=U)
+                sets = model.predict_set(X_eval)
+                seconds[e, m] += time.perf_counter() - start
+                raw[e, m].append(prediction_set_metrics(y_eval, sets, model.classes_))
+    return [
+        _summary(e, gamma, m, raw[e, m], seconds[e, m])
+        for e, gamma, _ in EXPERIMENTS
+        for m in methods
+    ]
+
+
+def _mean_se(values):
+    values = np.asarray(values, dtype=float)
+    se = values.std(axis=0, ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0 * values[0]
+    return values.mean(axis=0).tolist(), np.asarray(se).tolist()
+
+
+def _summary(experiment, gamma, method, metrics, seconds):
+    K = len(metrics[0]["coverage"])
+    record = {"kind": "table", "experiment": experiment, "method": method, "error_rate": gamma}
+    for key in ("coverage", "cardinality", "conditional_cardinality", "detection_rate"):
+        record[key], record[f"{key}_se"] = _mean_se([m[key] for m in metrics])
+    cardinality = np.array([m["cardinality"] for m in metrics])
+    record["meets_coverage"] = [
+        bool(mean >= 1 - gamma - 2 * se)
+        for mean, se in zip(record["coverage"], record["coverage_se"])
+    ]
+    # a scorer that ignores its input accepts all classes or none, for every point
+    record["degenerate"] = bool(np.all((cardinality == 0) | (cardinality == K)))
+    record["n_classes"] = K
+    record["seconds_per_replication"] = seconds / len(metrics)
+    return record
+
+
+# -------------------------------------------------------------------------------- timings
+def _timed(call):
+    start = time.perf_counter()
+    result = call()
+    return time.perf_counter() - start, result
+
+
+def time_dual_qp(n_class, n_unlabeled, backends, seed=SEED):
+    """Seconds and optimal value of one class's dual QP (Eq. 7) per backend."""
+    X, y = make_prediction_set_example1(
+        n_per_class=max(n_class, n_unlabeled), n_outliers=n_unlabeled // 4, random_state=seed
+    )
+    rng = np.random.default_rng(seed)
+    cls = X[np.flatnonzero(y == 1)[:n_class]]
+    U = X[rng.choice(np.flatnonzero(y != 1), n_unlabeled, replace=False)]
+    points = np.vstack([cls, U])
+    K = rbf_kernel(points, gamma=median_heuristic_gamma(points, seed))
+    program = class_dual_program(
+        K[:n_class, :n_class], K[:n_class, n_class:], K[n_class:, n_class:], 0.05, 1 / n_unlabeled
+    )
+    record = {"kind": "timing", "timing": "dual QP", "n_k": n_class, "m": n_unlabeled}
+    for backend in backends:
+        if backend == "ipm":
+            secs, (*_, objective) = _timed(
+                lambda: solve_class_dual(K, n_class, 0.05, 1 / n_unlabeled)
+            )
+        else:
+            secs, solution = _timed(lambda b=backend: program.solve(b))
+            objective = solution.objective
+        record[f"{backend}_seconds"] = secs
+        record[f"{backend}_objective"] = float(objective)
+    return record
+
+
+def time_fit(settings, seed=SEED):
+    """Median seconds of GPS fits on an Example 1 training draw with n_jobs = 1 and 2."""
+    X, y = make_prediction_set_example1(
+        n_per_class=settings.example1_train + settings.example1_test,
+        n_outliers=settings.example1_outliers,
+        random_state=seed,
+    )
+    rng = np.random.default_rng(seed)
+    X_train, y_train, U, _, _ = _split_test(
+        X, y, _first_per_class(y, settings.example1_train), rng, settings
+    )
+    record = {
+        "kind": "timing",
+        "timing": "GPS fit",
+        "n_per_class": settings.example1_train,
+        "m": U.shape[0],
+        "repeats": FIT_REPEATS,
+    }
+    for n_jobs in (1, 2):
+        model = GeneralizedPredictionSet(error_rate=0.05, n_jobs=n_jobs, random_state=seed)
+        times = [
+            _timed(lambda m=model: m.fit(X_train, y_train, X_unlabeled=U))[0]
+            for _ in range(FIT_REPEATS)
+        ]
+        record[f"n_jobs={n_jobs}_seconds"] = statistics.median(times)
+    record["speedup"] = record["n_jobs=1_seconds"] / record["n_jobs=2_seconds"]
+    return record
+
+
+# --------------------------------------------------------------------------------- report
+def _fmt(mean, se, digits=4):
+    return f"{mean:.{digits}f} ({se:.{digits}f})"
+
+
+def _paper_cell(experiment, metric, k, method):
+    if method not in _PAPER_METHODS:
+        return "-"
+    rows = PAPER[experiment][metric]
+    if k is not None and k >= len(rows):
+        return "-"
+    entry = rows[k] if k is not None else rows
+    mean, se = entry[_PAPER_METHODS.index(method)]
+    flag = "?" if (experiment, metric, k, method) in PAPER_DOUBTFUL else " "
+    return _fmt(mean, se) + flag
+
+
+def _table(experiment, gamma, title, records):
+    methods = [r["method"] for r in records]
+    width = 19
+    paper_label = "zipcode" if experiment == "digits" else "paper"
+    lines = [
+        f"{title}, γ = {gamma}: mean (standard error) over replications; '{paper_label}' rows: "
+        "Wang and Qiao's (2022) published mean (SE) over 200 replications",
+        f"{'':<26}" + "".join(f"{m:>{width}}" for m in methods),
+    ]
+    rows = [(f"coverage class {k + 1}", "coverage", k) for k in range(records[0]["n_classes"])]
+    rows += [
+        ("cardinality", "cardinality", None),
+        ("conditional cardinality", "conditional_cardinality", None),
+        ("detection rate", "detection_rate", None),
+    ]
+    for label, key, k in rows:
+        cells = []
+        for r in records:
+            mean, se = r[key], r[f"{key}_se"]
+            cells.append(_fmt(mean[k], se[k]) if k is not None else _fmt(mean, se))
+        lines.append(f"{label:<26}" + "".join(f"{c:>{width}} " for c in cells).rstrip())
+        shown = [_paper_cell(experiment, key, k, m) for m in methods]
+        lines.append(f"{'  ' + paper_label:<26}" + "".join(f"{c:>{width + 1}}" for c in shown))
+    meets = [
+        "all"
+        if all(r["meets_coverage"])
+        else "no: class "
+        + ",".join(str(k + 1) for k, ok in enumerate(r["meets_coverage"]) if not ok)
+        for r in records
+    ]
+    lines.append(f"{'meets 1-γ within 2 SE':<26}" + "".join(f"{c:>{width}} " for c in meets))
+    lines.append(
+        f"{'seconds / replication':<26}"
+        + "".join(f"{r['seconds_per_replication']:>{width}.2f} " for r in records)
+    )
+    for r in records:
+        if r["degenerate"]:
+            lines.append(f"WARNING: {r['method']} is degenerate (sets of size 0 or K only)")
+    return lines
+
+
+def format_report(records, meta, settings):
+    lines = [
+        report_header("prediction-sets", meta, ("numpy", "scipy", "highspy", "cvxpy")),
+        f"{settings.replications} replications (seed {SEED} + r); split-conformal thresholds "
+        f"({CALIBRATION:.0%} of each class held out) for every method; metrics on the evaluation "
+        f"part; M = {settings.unlabeled} unlabelled test points.  BCOPS-RF is not reproduced; "
+        "? = paper cell garbled in the OCR'd copy.",
+        "",
+    ]
+    tables = [r for r in records if r["kind"] == "table"]
+    for e, gamma, title in EXPERIMENTS:
+        chosen = [r for r in tables if r["experiment"] == e]
+        if chosen:
+            lines += _table(e, gamma, title, chosen) + [""]
+    for r in records:
+        if r.get("timing") == "dual QP":
+            solved = [b for b in QP_BACKENDS if f"{b}_seconds" in r]
+            parts = ", ".join(
+                f"{b} {r[f'{b}_seconds']:.2f} s (objective {r[f'{b}_objective']:.10g}"
+                + ("" if b == "ipm" else f", {r[f'{b}_seconds'] / r['ipm_seconds']:.1f}x ipm")
+                + ")"
+                for b in solved
+            )
+            lines.append(f"dual QP, one class, n_k = {r['n_k']}, m = {r['m']}: {parts}")
+        elif r.get("timing") == "GPS fit":
+            lines.append(
+                f"GPS fit, Example 1, {r['n_per_class']} per class, m = {r['m']} (median of "
+                f"{r['repeats']}): n_jobs=1 {r['n_jobs=1_seconds']:.2f} s, n_jobs=2 "
+                f"{r['n_jobs=2_seconds']:.2f} s, speed-up {r['speedup']:.2f}x"
+            )
+    return "\n".join(lines)
+
+
+def run(quick=False, out=None, print_fn=print):
+    """Run the three tables and the timings, print the report, optionally write ``out``.
+
+    Parameters
+    ----------
+    quick : bool
+        :data:`QUICK` (seconds, for tests) instead of :data:`FULL`.
+    out : str or Path, optional
+        ``.json`` (metadata and records) or ``.md`` (the report).
+    print_fn : callable
+        Receives the report text; progress goes to stderr.
+
+    Returns
+    -------
+    list of dict
+        One ``kind='table'`` record per (experiment, method) and the ``kind='timing'`` records.
+    """
+    settings = QUICK if quick else FULL
+    meta = run_meta(
+        settings=asdict(settings),
+        methods=list(METHODS),
+        seed=SEED,
+        n_jobs=N_JOBS,
+        blas_threads=BLAS_THREADS,
+    )
+
+    progress = Progress("prediction-sets")
+
+    start = time.perf_counter()
+    # One BLAS thread: the parallelism is joblib's (one process per class, whose BLAS loky limits
+    # to one thread); a multi-threaded OpenBLAS in the main process competes with the workers and,
+    # on a busy 2-core machine, made one 738x738 eigh take 6 s instead of 0.12 s.
+    with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
+        records = run_tables(settings, progress)
+        progress("timing the dual QP")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # cvxpy may call Clarabel's answer inaccurate
+            qp = time_dual_qp(settings.qp_class, settings.qp_unlabeled, QP_BACKENDS)
+        records.append(qp)
+        progress("timing GPS fits")
+        records.append(time_fit(settings))
+    meta["seconds"] = time.perf_counter() - start
+    report = format_report(records, meta, settings)
+    report += f"\nwhole run: {meta['seconds']:.0f} s"
+    publish(report, meta, records, out, print_fn)
+    return records

@@ -1,0 +1,72 @@
+"""``advgame bench projection-losses`` (:mod:`advgame.reproductions.blondel2019`) on a tiny
+instance (the ``--quick`` run is in the slow tier): the CLI, the printed tables and the JSON
+records."""
+
+import json
+import re
+from dataclasses import replace
+
+from advgame.cli import main
+from advgame.reproductions import blondel2019 as pl
+
+#: One split, one alpha, iris, 100 yeast rows and machine CPU in 5 bins.
+TINY = replace(
+    pl.QUICK,
+    splits=1,
+    grid=(1.0,),
+    matching_grid=(1e-2,),
+    ranking=("iris",),
+    ordinal=("machinecpu/5",),
+    multilabel_rows=100,
+)
+
+
+def _columns(printed, title):
+    """The cells of the header line under the table titled ``title ...``."""
+    lines = printed.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    return re.split(r"\s{2,}", lines[start + 1].strip())
+
+
+def test_bench_projection_losses_tiny_writes_json(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(pl, "QUICK", TINY)
+    out = tmp_path / "projection_losses.json"
+    assert main(["bench", "projection-losses", "--quick", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "ordinal machinecpu/5: split 1/1 ..." in captured.err
+    printed = captured.out
+    ranking = [column for table, column, *_ in pl.RANKING_COLUMNS if table == "Euclidean"]
+    kl = [column for table, column, *_ in pl.RANKING_COLUMNS if table == "KL"]
+    multilabel = [column for column, _, _ in pl.MULTILABEL_COLUMNS]
+    ordinal = ["median", "ridge", *(column for column, _ in pl.ORDINAL_COLUMNS)]
+    assert _columns(printed, "Label ranking, Hamming loss % (Blondel (2019) Table 1") == [
+        "data",
+        *ranking,
+    ]
+    assert _columns(printed, "Label ranking, Hamming loss %, KL") == ["data", *kl]
+    for title in (
+        "Multilabel yeast, accuracy",
+        "Multilabel yeast, example",
+        "Multilabel yeast, micro",
+    ):
+        assert _columns(printed, title) == ["data", *multilabel]
+    assert _columns(printed, "Ordinal regression") == ["data", *ordinal]
+    assert "1 random 80/20 splits; alpha from 1 values in [1, 1]" in printed
+    records = json.loads(out.read_text())["records"]
+    assert [(r["table"], r["dataset"]) for r in records] == [
+        ("Euclidean", "iris"),
+        ("KL", "iris"),
+        ("accuracy", "yeast"),
+        ("micro F1", "yeast"),
+        ("F1", "yeast"),
+        ("ordinal", "machinecpu/5"),
+    ]
+    columns = {r["table"]: r["columns"] for r in records}
+    assert list(columns["Euclidean"]) == ranking and list(columns["KL"]) == kl
+    assert all(list(columns[t]) == multilabel for t in ("accuracy", "micro F1", "F1"))
+    assert list(columns["ordinal"]) == ordinal
+    for r in records:  # percentages, and MAEs of 5 classes; one split: sd 0, no marks
+        upper = 4.0 if r["table"] == "ordinal" else 100.0
+        assert all(
+            0 <= mean <= upper and (sd, mark) == (0, "") for mean, sd, mark in r["columns"].values()
+        )
