@@ -2,16 +2,16 @@
 after it (docs/references.md); ``advgame reproduce PAPER`` runs one (``seed000`` ... ``seed004``
 name them too).
 
-=================  ==========================================================  ===========
-module             paper                                                       alias
-=================  ==========================================================  ===========
-``fathony2018a``   Fathony et al. (2018a), Tables 2, 4, 5 and 6 (and           ``seed000``
-                   ``advgame compare``, the same protocol on your data)
-``farnia_tse2016`` Farnia and Tse (2016), §5                                   ``seed001``
-``fathony2018b``   Fathony et al. (2018b), Table 1                             ``seed002``
-``wang_qiao2022``  Wang and Qiao (2022), Tables 1-3                            ``seed003``
-``blondel2019``    Blondel (2019), Tables 1, 2, 4, 6 and 7                     ``seed004``
-=================  ==========================================================  ===========
+===================  ==========================================================  ===========
+module               paper                                                       alias
+===================  ==========================================================  ===========
+``fathony2018a``     Fathony et al. (2018a), Tables 2, 4, 5 and 6 (and           ``seed000``
+                     ``advgame compare``, the same protocol on your data)
+``farnia_tse2016``   Farnia and Tse (2016), §5                                   ``seed001``
+``fathony2018b``     Fathony et al. (2018b), Table 1                             ``seed002``
+``wang_qiao2022``    Wang and Qiao (2022), Tables 1-3                            ``seed003``
+``blondel2019``      Blondel (2019), Tables 1, 2, 4, 6 and 7                     ``seed004``
+===================  ==========================================================  ===========
 
 Each has ``run(quick=False, out=None, print_fn=print)``, as the timing benchmarks of
 :mod:`advgame.benchmarks` (whose report writer and protocol helpers they share): it prints the

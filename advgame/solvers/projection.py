@@ -66,7 +66,7 @@ def fit_fenchel_young(
     ----------
     design : ndarray of shape (n, m)
         The features, or the Gram matrix with ``kernel=True``.
-    targets : ndarray of shape (n, *point)
+    targets : ndarray of shape (n, ...)
         The encodings :math:`\varphi(y_i)`, shaped as ``polytope``'s points.
     weights : ndarray of shape (n,)
         Sample weights (normalised here to sum to one).
