@@ -18,8 +18,8 @@ exact potentials of the kernel solver's checks (:func:`kernel_potentials`) and i
 
 The kernels are compiled on their first call and cached beside this file (``cache=True``), so a
 fresh install pays for each one once; the default fit (zero-one loss, linear dual ascent)
-compiles for 2.3-2.7 s of CPU (numba's own start-up, about 0.5 s, included;
-7.3-7.9 s before the rules below, on an idle 2-core machine).  What a compilation costs
+compiles for about 2 s of CPU (numba's own start-up, about 0.5 s, included; 7.4-7.8 s before
+the rules below, on the same 2-core machine).  What a compilation costs
 grows with the code typed and the calls linked, so:
 
 * no slice assignments (``a[:m] = b``): numba's shape check formats its error message, which
@@ -29,6 +29,9 @@ grows with the code typed and the calls linked, so:
 * the zero-one game passes ``floor=None`` (:func:`_abstain_floor`), so the abstain branches and
   :func:`_capped_projection` are left out when its kernels are typed;
 * one signature per kernel (float64, C-contiguous, int64 indices);
+* no builtin ``min`` / ``max`` of two numbers in the default path's kernels: numba types each
+  as a generic overload, one more compilation apiece, where a conditional expression (the same
+  result, NaN included) costs nothing; and small helpers with one caller are written in it;
 * the few zero-one values of a certificate are computed by numpy (:func:`zero_one_value`, the
   kernel's arithmetic to the last bit), not by :func:`zero_one_set`, whose compilation (about
   2 s) the first fit then skips; the closed forms keep the kernel (3-10x faster), so the
@@ -440,27 +443,15 @@ def _kernel_dual_epoch(FT, K, Q, order, rows, coef, curvature, weight, floor, st
     return moved_rows
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _potentials(WT, x, f):
-    """``f = W x`` for ``W`` = ``WT`` (``(k, p)``): ``k`` dot products that the compiler may
-    reassociate (so it vectorises them; 4x faster than ``Theta^T x`` over a ``(p, k)`` layout
-    at ``p = 65``, ``k = 10``).  Only the running potentials of the ascent use it; every check
-    recomputes them."""
-    k, p = WT.shape
-    for j in range(k):
-        w, total = WT[j], 0.0
-        for t in range(p):
-            total += w[t] * x[t]
-        f[j] = total
-
-
 def linear_dual_epoch(WT, X, Q, order, weights, coef, curvature, weight, floor, still, gap):
     r"""One epoch of dual coordinate ascent for the linear zero-one or abstain game (``floor``,
     :func:`_ascent_step`) with soft moments
     (:func:`advgame.solvers.fit_linear_dual`) on the rows ``order`` (visited in that order).
 
     The potentials of row ``i`` are ``f_i = W x_i`` (``W = Theta^T = A^T X``, ``WT``, ``(k,
-    p)``) computed afresh (:func:`_potentials`), then the exact step of :func:`_ascent_step`
+    p)``) computed afresh (``k`` dot products the compiler may reassociate, so that it
+    vectorises them: 4x faster than ``Theta^T x`` over a ``(p, k)`` layout at ``p = 65``,
+    ``k = 10``), then the exact step of :func:`_ascent_step`
     with ``s_i = w_i ||x_i||^2 / lam`` (``curvature``, ``coef = w / lam``); when ``q_i``
     moves, ``W`` moves by ``-D x_i^T`` (``D = (w_i / lam) (q_new - q_i)``), one contiguous
     pass over ``x_i`` per label whose ``q_ij`` moved (:func:`_add_row`).  ``gap[i]`` becomes
@@ -476,16 +467,24 @@ def linear_dual_epoch(WT, X, Q, order, weights, coef, curvature, weight, floor, 
     )
 
 
-@njit(cache=True)
+# fastmath lets the compiler reassociate the running potentials' dot products (written here, not
+# in a helper: one compilation less on a fresh install); the rest of the epoch is calls and
+# single products, which it leaves as they are.
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _linear_dual_epoch(
     WT, X, Q, order, weights, coef, curvature, weight, floor, still, gap, work, labels
 ):
     """:func:`linear_dual_epoch` with the per-row work arrays (:func:`_row_work`)."""
+    k, p = WT.shape
     f, gaps, step = work[0], work[1], work[2]
     moved_rows = 0
     for i in order:
         x = X[i]
-        _potentials(WT, x, f)
+        for j in range(k):
+            w, total = WT[j], 0.0
+            for t in range(p):
+                total += w[t] * x[t]
+            f[j] = total
         gap[i] = weights[i] * _row_gap(f, Q, i, weight, floor, gaps)
         m = _ascent_step(f, Q, i, curvature[i], coef[i], weight, floor, gaps, step, labels)
         if m == 0:
