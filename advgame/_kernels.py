@@ -335,19 +335,21 @@ def _ascent_step(f, Q, i, mu, coef, weight, floor, gaps, step, labels):
         top = gaps[j] if gaps[j] > top else top
     for j in range(k):
         gap = top - gaps[j]
-        gaps[j] = gap if gap < _HUGE else _HUGE
+        gaps[j] = _HUGE if _HUGE < gap else gap
     d = _level(gaps, weight)
     for j in range(k):
-        gaps[j] = gaps[j] - d if gaps[j] > d else 0.0
+        gap = gaps[j] - d
+        gaps[j] = 0.0 if 0.0 > gap else gap
     e = _level(gaps, mu)
     if floor is not None and e < floor * mu:
         for j in range(k):
             gap = (top - (f[j] + mu * Q[i, j])) / mu
-            gaps[j] = gap if gap < _HUGE else _HUGE
+            gaps[j] = _HUGE if _HUGE < gap else gap
         _capped_projection(gaps, floor)
     else:
         for j in range(k):
-            gaps[j] = (e - gaps[j] if e > gaps[j] else 0.0) / mu
+            q = e - gaps[j]
+            gaps[j] = (0.0 if 0.0 > q else q) / mu
     m = 0
     for j in range(k):
         q = gaps[j]
@@ -521,7 +523,7 @@ def _row_gap(f, Q, i, weight, floor, gaps):
         return value - qf - weight * (total - (floor if floor > high else high))
     for j in range(k):
         gap = top - f[j]
-        gaps[j] = gap if gap < _HUGE else _HUGE
+        gaps[j] = _HUGE if _HUGE < gap else gap
     return top + (weight - _level(gaps, weight)) - qf - weight * (total - high)
 
 
