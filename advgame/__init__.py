@@ -44,6 +44,7 @@ _LAZY = {
     "NotApplicableError": ".exceptions",
     "SizeLimitError": ".exceptions",
     "SolverError": ".exceptions",
+    "verify_closed_form": ".verify",
     "closed_forms": None,
     "datasets": None,
     "decoding": None,

@@ -8,6 +8,10 @@ Subcommands
     as exact fractions, the closed form that applies and an agreement check of every method.
 ``advgame verify LOSS --k K`` (or ``--matrix FILE.csv``)
     Every method against the LP and its optimality certificates; exit code 1 on disagreement.
+    With ``--function module:attr`` (and ``--adversary``, ``--predictor``; ``module`` may also
+    be a ``path/to/file.py``), your closed form instead, by
+    :func:`advgame.verify.verify_closed_form`: the report with its shrunk counterexample.
+    Every time printed is measured after a warm-up call.
 ``advgame demo``
     A short tour: four games on fixed potentials, then adversarial classifiers trained on data
     bundled with scikit-learn next to logistic regression and a linear SVM.
@@ -449,11 +453,65 @@ def cmd_explain(args):
     return 0
 
 
+def _user_function(spec, option):
+    """The callable named ``module:attr`` (``module`` importable from the current directory, or
+    a ``.py`` file)."""
+    import importlib
+    import importlib.util
+
+    module_name, _, attr = spec.rpartition(":")
+    if not module_name or not attr:
+        raise ValueError(f"{option} must be module:attr (or path/to/file.py:attr); got {spec!r}.")
+    if module_name.endswith(".py"):
+        _regular_file(module_name, option)
+        spec_ = importlib.util.spec_from_file_location(Path(module_name).stem, module_name)
+        module = importlib.util.module_from_spec(spec_)
+        spec_.loader.exec_module(module)
+    else:
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ValueError(f"{option} {spec}: cannot import {module_name!r} ({exc}).") from None
+    function = module
+    for part in attr.split("."):
+        function = getattr(function, part, None)
+        if function is None:
+            raise ValueError(f"{option} {spec}: {module_name!r} has no attribute {attr!r}.")
+    if not callable(function):
+        raise ValueError(f"{option} {spec}: {attr!r} is not callable.")
+    return function
+
+
+def _verify_closed_form(args, L):
+    """``advgame verify --function``: the user's closed form against the LP."""
+    from .verify import verify_closed_form
+
+    functions = {
+        key: None if spec is None else _user_function(spec, f"--{key.replace('value', 'function')}")
+        for key, spec in (
+            ("value", args.function),
+            ("adversary", args.adversary),
+            ("predictor", args.predictor),
+        )
+    }
+    report = verify_closed_form(L, n=args.n or 2000, seed=args.seed, **functions)
+    print(report)
+    return 0 if report.passed else 1
+
+
 def cmd_verify(args):
-    """``advgame verify``: every method against the LP; exit code 1 if any disagrees."""
+    """``advgame verify``: every method against the LP, or with ``--function`` the user's closed
+    form; exit code 1 if any disagrees."""
     from .verify import VERIFY_RTOL, verify_game
 
+    if args.function is None and (args.adversary or args.predictor):
+        raise ValueError("--adversary and --predictor check a closed form: give --function too.")
     L = _loss_from_args(args, max_k=VERIFY_MAX_K, command="verify")
+    if args.function is not None:
+        return _verify_closed_form(args, L)
+    args.n = args.n or 200
     if args.n * L.n_labels > VERIFY_MAX_ENTRIES:
         raise ValueError(
             f"--n {args.n:,} rows x {L.n_labels:,} labels = {args.n * L.n_labels:,} potentials, "
@@ -778,11 +836,23 @@ def build_parser():
     verify.add_argument(
         "--n",
         type=_bounded(1, VERIFY_MAX_ROWS, "VERIFY_MAX_ROWS"),
-        default=200,
-        help=f"random rows (default 200; at most {VERIFY_MAX_ROWS:,}, and --n times the labels "
-        f"at most {VERIFY_MAX_ENTRIES:,}); --k is at most {VERIFY_MAX_K:,}",
+        default=None,
+        help=f"random rows (default 200, 2,000 with --function; at most {VERIFY_MAX_ROWS:,}, and "
+        f"--n times the labels at most {VERIFY_MAX_ENTRIES:,}); --k is at most {VERIFY_MAX_K:,}",
     )
     verify.add_argument("--seed", type=_seed, default=0, help="seed of the random potentials")
+    verify.add_argument(
+        "--function",
+        metavar="MODULE:ATTR",
+        help="check your closed form value(F) -> (n,) instead (verify_closed_form); MODULE is "
+        "imported from the current directory, or is a path/to/file.py",
+    )
+    verify.add_argument(
+        "--adversary", metavar="MODULE:ATTR", help="with --function: your q*(F) -> (n, k)"
+    )
+    verify.add_argument(
+        "--predictor", metavar="MODULE:ATTR", help="with --function: your p*(F) -> (n, l)"
+    )
     verify.set_defaults(run=cmd_verify)
 
     demo = commands.add_parser("demo", help="a short tour: four games, then trained classifiers")

@@ -4,13 +4,15 @@ A robust prediction game is declared by
 
 * a **loss** -- a loss matrix ``L[a, y]`` (a :class:`~advgame.losses.LossMatrix`, an array, or a
   name: ``'zero_one'``, ``'ordinal'``, ``'squared'``, ``'abstain'``), a generalised entropy
-  (:func:`advgame.losses.brier`, ``log``, ``quadratic``) or the Hamming loss between permutations;
+  (:func:`advgame.losses.brier`, ``log``, ``quadratic``), the Hamming loss between permutations,
+  or a loss bilinear on the embeddings of a polytope's vertices (:class:`~advgame.losses.Bilinear`);
 * a **feature map** ``phi(x, y)``, the statistics the adversary must match
   (:mod:`advgame.features`);
 * an **uncertainty set**, how closely the adversary must match them
   (:mod:`advgame.uncertainty`: exact, a norm ball, soft moments, per-class moment balls);
 * a **polytope** in which the adversary's conditional distribution lives
-  (:mod:`advgame.polytopes`: the simplex by default).
+  (:mod:`advgame.polytopes`: the simplex by default; with a bilinear loss, any polytope with a
+  linear description, whose vertices are the outputs).
 
 :class:`PredictionGame` checks that they fit together, compiles the learning problem
 (:meth:`PredictionGame.compile`) into its primal (the predictor's regularised risk) and its dual
@@ -20,6 +22,7 @@ declaration (their ``game_``) and fit through it.
 """
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from numpy.typing import ArrayLike
 
@@ -38,6 +41,7 @@ from .compile.inputs import (
 from .compile.learning import LearningProgram, build_learning, learning_latex
 from .compile.matching import build_matching, matching_latex
 from .compile.minimax import MinimaxProgram, build_minimax, minimax_kind, minimax_latex
+from .compile.polytope import PolytopeProgram, build_polytope, polytope_latex
 from .exceptions import NotApplicableError
 from .features import (
     CallableFeatures,
@@ -48,8 +52,11 @@ from .features import (
     Thresholded,
 )
 from .game import Game
-from .losses import Entropy, LossMatrix
+from .losses import Bilinear, Entropy, LossMatrix
 from .uncertainty import Exact, MomentBalls, NormBall, UncertaintySet, as_uncertainty
+
+if TYPE_CHECKING:
+    from .solvers.polytope_game import OracleProgram
 
 __all__ = [
     "PredictionGame",
@@ -74,6 +81,7 @@ BUILDERS = {
     "birkhoff": build_matching,
     "graph": build_graph,
     "minimax": build_minimax,
+    "polytope": build_polytope,
 }
 
 _UNCERTAINTY_HELP = (
@@ -85,7 +93,7 @@ _UNCERTAINTY_HELP = (
 # ------------------------------------------------------------------------ the declarations
 def _declare_loss(loss, alpha):
     """A :class:`LossMatrix`, an :class:`Entropy`, or a loss name (kept until ``k`` is known)."""
-    if isinstance(loss, (LossMatrix, Entropy)):
+    if isinstance(loss, (LossMatrix, Entropy, Bilinear)):
         return loss
     if isinstance(loss, str):
         name = LOSS_ALIASES.get(loss, loss)
@@ -158,12 +166,14 @@ class PredictionGame:
 
     Parameters
     ----------
-    loss : LossMatrix, array-like, str or Entropy
+    loss : LossMatrix, array-like, str, Entropy or Bilinear
         A loss matrix ``L[a, y] >= 0`` (``l`` actions by ``k`` labels), a name built for the
         number of classes when the data are seen (``'zero_one'``, ``'ordinal'``, ``'squared'``,
         ``'abstain'`` with ``alpha``), a generalised entropy (:func:`advgame.losses.brier`,
-        ``log``, ``quadratic``), or the Hamming loss between permutations
-        (:func:`advgame.permutation.hamming_loss_matrix`).
+        ``log``, ``quadratic``), the Hamming loss between permutations
+        (:func:`advgame.permutation.hamming_loss_matrix`), or a loss bilinear on the embeddings
+        of a polytope's vertices (:class:`advgame.losses.Bilinear`: the game over any polytope
+        with a linear description, :mod:`advgame.compile.polytope`).
     features : FeatureMap, str or callable, default='multiclass'
         ``'multiclass'`` (``e_y ⊗ [x; 1]``), ``'thresholded'`` (Fathony et al. 2018a, §3.2.1), a
         kernel name (``'rbf'``, ``'poly'``, ``'linear'``: the representer form of Fathony et al.
@@ -176,7 +186,11 @@ class PredictionGame:
         entropies).
     polytope : Polytope or None, default=None
         Where each sample's adversary lives: :class:`~advgame.polytopes.Simplex` (the default,
-        and the only one a loss matrix over labels defines).
+        and the only one a loss matrix over labels defines); :class:`~advgame.polytopes.Birkhoff`
+        and :class:`~advgame.polytopes.Marginal` for the permutation and graph games; with a
+        :class:`~advgame.losses.Bilinear` loss any polytope with
+        :meth:`~advgame.polytopes.Polytope.constraints` (the unit cube, knapsack, order simplex,
+        permutahedron, a user's ``Polytope.from_constraints`` or ``from_vertices``).
     alpha : float, default=0.5
         The abstention cost when ``loss='abstain'``.
 
@@ -238,6 +252,7 @@ class PredictionGame:
             "birkhoff": self._check_birkhoff,
             "graph": self._check_graph,
             "minimax": self._check_minimax,
+            "polytope": self._check_polytope,
         }[family]()
         if isinstance(self.features, KernelFeatures) and isinstance(self.uncertainty, NormBall):
             if self.uncertainty.norm != 2:
@@ -253,7 +268,10 @@ class PredictionGame:
         """Which learning program the declaration compiles to: ``'simplex'`` (a loss matrix
         over labels), ``'minimax'`` (Farnia and Tse's minimax model: a generalised entropy, or a
         loss matrix with per-class :class:`~advgame.uncertainty.MomentBalls`), ``'birkhoff'``
-        (the permutation game), ``'graph'`` (a graph's marginal polytope)."""
+        (the permutation game), ``'graph'`` (a graph's marginal polytope), ``'polytope'`` (a
+        :class:`~advgame.losses.Bilinear` loss over any polytope with a linear description)."""
+        if isinstance(self.loss, Bilinear):
+            return "polytope"
         if isinstance(self.polytope, polytopes.Marginal):
             return "graph"
         if isinstance(self.loss, Entropy):
@@ -361,10 +379,48 @@ class PredictionGame:
                 "features='multiclass' or Multiclass(fit_intercept)",
             )
 
+    def _check_polytope(self):
+        if type(self.features) is not Multiclass:
+            raise self._invalid(
+                "features",
+                "loss",
+                "a bilinear loss scores the vertices of the polytope by their embeddings, "
+                "phi(x, y) = emb(y) ⊗ [x; 1].",
+                "features='multiclass' or ag.features.Multiclass(fit_intercept)",
+            )
+        self.description()
+
+    def description(self) -> "polytopes.LinearDescription | None":
+        """The polytope's linear description for the points of a :class:`~advgame.losses.Bilinear`
+        loss (``d`` = the size of its ``M``), or None when the polytope has none (its game then
+        has no compiled program)."""
+        d = self.loss.M.shape[0]
+        try:
+            return self.polytope.constraints(d)
+        except NotApplicableError:
+            return None
+        except ValueError as exc:
+            raise self._invalid(
+                "loss",
+                "polytope",
+                f"the loss's M is {d} x {d}, so each output is a point with {d} coordinates, "
+                f"which the polytope does not take ({exc})",
+                "a Bilinear loss whose M matches the polytope's points (Bilinear.hamming(k) with "
+                "UnitCube() or Knapsack(low, high), Bilinear.absolute(k) with OrderSimplex(), "
+                "Bilinear.spearman(k) with Permutahedron(w) of k weights, "
+                "Bilinear.permutation_hamming(k) with Birkhoff())",
+            ) from None
+
     # ----------------------------------------------------------------------- resolution
     def loss_matrix(self, k: int | None = None, classes: ArrayLike | None = None) -> LossMatrix:
         """The loss matrix for ``k`` classes (a name is built for ``k``; a matrix is checked
         against it and aligned with ``classes`` when its labels name them)."""
+        if isinstance(self.loss, Bilinear):
+            raise ValueError(
+                f"loss = {self.loss!r} is bilinear on the embeddings of a polytope's vertices, not "
+                "a loss matrix over labels; its game over listed vertices V is "
+                "ag.Game(loss.matrix(V)), and compile(X, Y) compiles its learning problem."
+            )
         if isinstance(self.loss, Entropy):
             raise ValueError(
                 f"loss = {self.loss!r} is a generalised entropy, not a loss matrix; its game is "
@@ -396,7 +452,7 @@ class PredictionGame:
     # --------------------------------------------------------------------------- compile
     def compile(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
-    ) -> "LearningProgram | MinimaxProgram":
+    ) -> "LearningProgram | MinimaxProgram | PolytopeProgram | OracleProgram":
         r"""Compile the learning problem on data ``(X, y)``: the family's builder
         (:data:`BUILDERS`) called with the four declarations and the data.
 
@@ -417,7 +473,9 @@ class PredictionGame:
         LearningProgram
             Named blocks (``theta``, ``u``, ``p``, norm epigraphs), named constraint groups
             (``game``, ``simplex``, the uncertainty set's), ``solve``, ``dual``, ``to_cvxpy``,
-            ``latex`` and ``describe``.
+            ``latex`` and ``describe``.  For a bilinear loss over a polytope without a linear
+            description, an :class:`~advgame.solvers.polytope_game.OracleProgram` whose
+            ``solve`` runs mirror-prox with the polytope's oracles and returns a certified gap.
         """
         if self.family == "graph" and isinstance(self.loss, Entropy):
             raise NotApplicableError(
@@ -425,7 +483,10 @@ class PredictionGame:
                 "not an LP/QP/SOCP and has no compiled program. Fit it with "
                 "ag.AdversarialGraphicalModel(loss='log', solver='lbfgs' or 'subgradient')."
             )
-        return BUILDERS[self.family](
+        build = BUILDERS[self.family]
+        if self.family == "polytope" and self.description() is None:
+            from .solvers.polytope_game import build_oracle_game as build
+        return build(
             self.loss,
             self.features,
             self.uncertainty,
@@ -439,6 +500,10 @@ class PredictionGame:
     # ----------------------------------------------------------------------------- LaTeX
     def latex(self, loss_matrix: LossMatrix | None = None) -> str:
         r"""The primal and dual learning programs as LaTeX, the declarations substituted."""
+        if self.family == "polytope":
+            return polytope_latex(
+                self.loss, self.polytope, self.features, self.uncertainty, self.description()
+            )
         if self.family == "minimax":
             return minimax_latex(self.loss, self.uncertainty, self.features.fit_intercept)
         if self.family == "birkhoff":
@@ -462,6 +527,10 @@ class PredictionGame:
         family = self.family
         if family == "birkhoff":
             body = explain.birkhoff_lines(self.uncertainty)
+        elif family == "polytope":
+            body = explain.polytope_lines(
+                self.loss, self.polytope, self.description(), self.features, self.uncertainty
+            )
         elif family == "minimax" and isinstance(self.loss, Entropy):
             kind = minimax_kind(self.loss, self.uncertainty)
             body = explain.minimax_lines(self.loss, None, None, self.uncertainty, kind)

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import fast_paths
 from .fast_paths import PerSampleGame, fast_path_lines, game_explanation
 from .features import KernelFeatures, Multiclass, Thresholded
@@ -32,6 +34,7 @@ __all__ = [
     "game_explanation",
     "graph_lines",
     "minimax_lines",
+    "polytope_lines",
     "simplex_lines",
     "structure_lines",
     "theorem_vertex_count",
@@ -170,6 +173,52 @@ def birkhoff_lines(u: UncertaintySet) -> list[str]:
         f"program: {u.program_kind}. Primal blocks W (d * k^2), b (k^2), predictor (n * k^2), "
         "a, c (n * k each); rows game (n * k^2), predictor rows and columns. Dual blocks Q "
         "(n * k^2), a, c; rows Birkhoff, game, moments.",
+    ]
+
+
+def polytope_lines(
+    loss: Any, polytope: Any, description: Any, fmap: FeatureMap, u: UncertaintySet
+) -> list[str]:
+    """A game over a polytope with a bilinear loss (:mod:`advgame.compile.polytope`);
+    ``description`` is the polytope's linear description for the loss's dimension, or None when
+    it has none."""
+    M = np.asarray(loss.M)
+    d = M.shape[0]
+    lines = [
+        f"loss: {loss!r}, bilinear on the embeddings: loss(a, y) = c + u.a + v.y + a' M y with "
+        f"M {d} x {M.shape[1]}, c = {float(loss.c):g}.",
+        "game: the loss is affine in each side's embedding, so each sample's game over the "
+        "vertices of the polytope is the bilinear game max_{mu in P} min_{nu in P} loss(nu, mu) "
+        "+ g_i . mu with g_i = Theta^T [x_i; 1]; its inner LP is dualised through P's linear "
+        "description (Fathony et al. 2018a, §3; 2018c).",
+        "fast path: none per sample; the compiled program holds every sample's LP at once.",
+        "",
+        f"features: {type(fmap).__name__} -> phi(x, y) = emb(y) ⊗ [x; 1], theta = vec(Theta) "
+        f"with (d + 1) * {d} parameters.",
+        f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint}; regulariser "
+        f"R(theta) = {u.regularizer}.",
+    ]
+    if description is None:
+        return lines + [
+            f"polytope: {polytope!r} has no linear description (constraints()): no compiled "
+            "program; compile(X, Y).solve() runs mirror-prox (Nemirovski 2004) with the "
+            "polytope's projection and linear maximisation oracle, and returns a certified gap "
+            "(advgame.solvers.polytope_game)."
+        ]
+    m_ub, m_eq, n_aux = description.A_ub.shape[0], description.A_eq.shape[0], description.n_aux
+    aux = f", nu_aux (n * {n_aux})" if n_aux else ""
+    return lines + [
+        f"polytope: {polytope!r}: {d} coordinates, linear description with {m_ub} inequality "
+        f"rows, {m_eq} equality rows and {n_aux} auxiliary variables (each sample's nu_i and "
+        "mu_i).",
+        f"program: {u.program_kind}. Primal blocks theta ((d + 1) * {d}), nu (n * {d}){aux}, "
+        f"lam (n * {m_ub}), eta (n * {m_eq}); rows game (n * {d})"
+        + (f", game aux (n * {n_aux})" if n_aux else "")
+        + f", polytope (n * {m_ub}), polytope eq (n * {m_eq}). Dual blocks mu, alpha, beta"
+        + ("" if isinstance(u, Exact) else ", moment_gap")
+        + "; rows polytope, game, moments.",
+        "solve: program.solve() (HiGHS for an LP, cvxpy otherwise); program.dual().solve() "
+        "gives the same optimum and each sample's mu*.",
     ]
 
 

@@ -11,6 +11,10 @@ permutations has a compact LP over the Birkhoff polytope; anything else is the L
 is one row of :data:`TABLE`: how it is recognised, the functions that solve it, the extreme
 points where they are known, the formula, the theorem and the cost.
 
+A user's closed form is a row of the same kind (:func:`user_row`), put first in the table of
+one game by :meth:`advgame.Game.with_closed_form` once :func:`advgame.verify_closed_form`
+has passed; for what the user did not give (``q*`` or ``p*``) it calls the built-in path.
+
 ``method='auto'`` of :class:`advgame.Game` takes the first row that matches its loss
 (:func:`find`); :func:`game_explanation` (``Game.explain``) and :mod:`advgame.explain`
 (``PredictionGame.explain``, ``advgame explain``) write their explanations from the same rows:
@@ -23,6 +27,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
 
 from . import closed_forms
 from .losses import ABSTAIN_CLOSED_FORM_MAX_ALPHA, STRUCTURE_RTOL, Entropy, LossMatrix
@@ -48,6 +54,7 @@ __all__ = [
     "AUTO_TABLE_ROWS_PER_BASIS",
     "AUTO_LP_CALL_ROWS",
     "find",
+    "user_row",
     "closed_form",
     "fast_path_lines",
     "game_explanation",
@@ -108,6 +115,11 @@ class FastPath:
         predicts.
     prediction : str
         How the predicted action follows from ``p*``, when the paper says it apart.
+    value_alone : callable or None
+        ``value_alone(F, *params) -> value`` without ``q*``, where that is cheaper (a user's
+        row: the user's ``value``).
+    user : bool
+        Whether the row is a user's closed form (:func:`user_row`).
     """
 
     name: str
@@ -122,6 +134,8 @@ class FastPath:
     vertices: Callable[..., tuple[Any, Any]] | None = None
     vertex_count: Callable[..., tuple[int, str]] | None = None
     prediction: str = ""
+    value_alone: Callable[..., Any] | None = None
+    user: bool = False
 
     @property
     def is_closed_form(self) -> bool:
@@ -317,9 +331,76 @@ TABLE: tuple[FastPath, ...] = (
 )
 
 
-def find(loss: LossMatrix | Entropy) -> tuple[FastPath, tuple]:
-    """The first row of :data:`TABLE` that matches ``loss``, with its parameters."""
-    for row in TABLE:
+class _SameMatrix:
+    """The recogniser of a user's row: the loss matrix it was verified on, and no other."""
+
+    def __init__(self, matrix: Any) -> None:
+        self.matrix = matrix
+
+    def __call__(self, loss: Any) -> tuple | None:
+        same = isinstance(loss, LossMatrix) and loss.matrix.shape == self.matrix.shape
+        return () if same and bool((loss.matrix == self.matrix).all()) else None
+
+
+class _UserSolution:
+    """``F -> (value, q*)`` of a user's row: the user's value, and ``adversary`` (the user's
+    ``q*``, or the built-in path's where the user gave none)."""
+
+    def __init__(self, value: Callable, adversary: Callable) -> None:
+        self.value, self.adversary = value, adversary
+
+    def __call__(self, F: Any) -> tuple[Any, Any]:
+        value = np.asarray(self.value(F), dtype=np.float64)
+        return value, np.asarray(self.adversary(F), dtype=np.float64)
+
+
+def user_row(
+    loss: LossMatrix,
+    name: str,
+    value: Callable,
+    adversary: Callable | None,
+    predictor: Callable | None,
+    builtin: FastPath,
+    fallback_adversary: Callable,
+    fallback_predictor: Callable,
+    report: Any,
+) -> FastPath:
+    """The fast-path row of a user's closed form of ``loss``, verified by ``report``
+    (:class:`advgame.verify.ClosedFormReport`, which has passed).
+
+    ``fallback_adversary(F)`` and ``fallback_predictor(F)`` are the built-in path's (the row
+    ``builtin``, or the vertex table or the LP it stands for), used where the user gave no
+    function.
+    """
+    gave = [f for f, given in (("q*", adversary), ("p*", predictor)) if given is not None]
+    rest = [f for f in ("q*", "p*") if f not in gave]
+    builtin_text = f"the built-in {builtin.summary}"
+    formula = "value(F) = your function" + "".join(f", {f} = yours" for f in gave)
+    if rest:
+        formula += f"; {' and '.join(rest)} from {builtin_text}"
+    us = report.timings_us
+    return FastPath(
+        name=name,
+        structure=f"your closed form {name!r} of this {loss.n_actions} x {loss.n_labels} matrix",
+        match=_SameMatrix(loss.matrix.copy()),
+        summary=f"your closed form {name!r}",
+        formula=formula,
+        theorem=f"yours, verified by advgame.verify_closed_form against the exact LP on "
+        f"{sum(report.rows.values()):,} rows (max error {report.max_error:.1e}, exact at the "
+        f"vertices: {report.exact_at_vertices})",
+        cost=f"{us['value']:.2f} us/row for the value against the LP's {us['lp']:.2f} us/row "
+        "(value, q* and p*), both measured after a warm-up call",
+        value=_UserSolution(value, adversary or fallback_adversary),
+        predictor=predictor or fallback_predictor,
+        value_alone=value,
+        user=True,
+    )
+
+
+def find(loss: LossMatrix | Entropy, table: tuple[FastPath, ...] = TABLE) -> tuple[FastPath, tuple]:
+    """The first row of ``table`` (:data:`TABLE`, or a game's with a user's row first) that
+    matches ``loss``, with its parameters."""
+    for row in table:
         params = row.match(loss)
         if params is not None:
             return row, params
@@ -361,13 +442,24 @@ def _no_closed_form(structure: Structure) -> str:
     )
 
 
-def fast_path_lines(L: LossMatrix | None, example: LossMatrix) -> list[str]:
+def fast_path_lines(
+    L: LossMatrix | None, example: LossMatrix, table: tuple[FastPath, ...] = TABLE
+) -> list[str]:
     """The fast path ``Game(L).value(F, method='auto')`` takes, and why; and what it does not.
 
     ``L`` is None while a loss name waits for the number of classes; ``example`` is a matrix of
-    the same structure (the loss itself when ``L`` is known).
+    the same structure (the loss itself when ``L`` is known); ``table`` is the game's (a user's
+    row first, :meth:`advgame.Game.with_closed_form`).
     """
-    row, _ = find(example)
+    row, _ = find(example, table)
+    if row.user:
+        builtin = find(example)[0]
+        return [
+            f"fast path: {row.summary} ({row.formula}).",
+            f"verified: {row.theorem}.",
+            f"cost: {row.cost}.",
+            f"not used for the value: the built-in {builtin.summary} ({builtin.theorem}).",
+        ]
     if row.is_closed_form:
         return [
             f"fast path: closed form for {row.name} ({row.theorem}: {row.cost}).",
@@ -417,4 +509,4 @@ def game_explanation(game: PerSampleGame) -> str:
         f"loss: {L.n_actions} actions x {L.n_labels} labels, recognised as {L.structure} "
         f"(from its numbers, to relative tolerance {STRUCTURE_RTOL:g}).",
     ]
-    return "\n".join(lines + fast_path_lines(L, L))
+    return "\n".join(lines + fast_path_lines(L, L, getattr(game, "fast_path_table", TABLE)))

@@ -26,6 +26,10 @@ attains ``value = max_j (L^T p* + f)_j``.  Methods, which all agree:
 ``auto``
     the first row of :data:`advgame.fast_paths.TABLE` that matches the loss: its structures,
     formulas, theorems and costs are written there once (:meth:`Game.explain` prints them).
+
+:meth:`Game.with_closed_form` puts a user's closed form, once verified against the LP
+(:func:`advgame.verify_closed_form`), first in one game's table: ``auto`` and ``closed_form``
+then use it.
 """
 
 import threading
@@ -35,6 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import fast_paths, vertices
+from ._closed_form_check import CLOSED_FORM_RTOL, ClosedFormReport, check_closed_form
 from ._validation import as_labels, as_potentials
 from .exceptions import NotApplicableError, SizeLimitError, SolverError
 from .fast_paths import (
@@ -129,7 +134,9 @@ class Game:
     def __init__(self, loss: LossMatrix | Entropy | ArrayLike) -> None:
         self.loss = as_loss_matrix(loss)
         self.structure = self.loss.structure
-        self._path, self._params = fast_paths.find(self.loss)
+        self._builtin, self._builtin_params = fast_paths.find(self.loss)
+        self._rows = fast_paths.TABLE
+        self._path, self._params = self._builtin, self._builtin_params
         self._oracle = LPOracle(self.loss.matrix)
         self._table = None
         self._table_lock = threading.Lock()
@@ -139,15 +146,115 @@ class Game:
         )
 
     def __getstate__(self):
+        if self._path.user:  # a user's row pickles when the user's functions do
+            return {"loss": self.loss, "closed_form": (self._path, self._report)}
         return {"loss": self.loss}
 
     def __setstate__(self, state):
         self.__init__(state["loss"])
+        if "closed_form" in state:
+            self._use(*state["closed_form"])
 
     def __repr__(self):
         return (
             f"Game({self.n_actions} actions x {self.n_labels} labels, fast_path={self.fast_path!r})"
         )
+
+    @property
+    def fast_path_table(self) -> tuple[fast_paths.FastPath, ...]:
+        """The rows ``auto`` tries, in order: :data:`advgame.fast_paths.TABLE`, after a user's
+        closed form when :meth:`with_closed_form` made the game."""
+        return self._rows
+
+    @property
+    def closed_form_report(self) -> ClosedFormReport | None:
+        """The verification of the user's closed form (:meth:`with_closed_form`), or None."""
+        return self._report if self._path.user else None
+
+    def _use(self, row: fast_paths.FastPath, report: ClosedFormReport) -> None:
+        self._rows = (row, *fast_paths.TABLE)
+        self._path, self._params = row, ()
+        self._report = report
+
+    def with_closed_form(
+        self,
+        value: Any,
+        adversary: Any = None,
+        predictor: Any = None,
+        name: str | None = None,
+        *,
+        n: int = 2000,
+        seed: int = 0,
+        rtol: float = CLOSED_FORM_RTOL,
+    ) -> "Game":
+        r"""A new game whose ``method='auto'`` and ``method='closed_form'`` use your closed form.
+
+        The functions are first checked against the exact LP by
+        :func:`advgame.verify_closed_form` (same arguments); only if the check passes is the
+        closed form registered, as a row of the fast-path table
+        (:func:`advgame.fast_paths.user_row`) put before the built-in rows.  Where you give no
+        ``adversary`` (``q*``) or ``predictor`` (``p*``), the built-in path supplies it (a
+        closed form of Fathony et al. 2018a, the vertex table or the LP).  :meth:`explain` names
+        your closed form, its verification and its measured cost.
+
+        Parameters
+        ----------
+        value : callable
+            ``value(F)``: an ``(n, k)`` array of potentials to the ``(n,)`` game values.
+        adversary, predictor : callable, optional
+            ``(n, k)`` distributions ``q*`` and ``(n, l)`` distributions ``p*``.
+        name : str, optional
+            What :attr:`fast_path` reports (default: ``value.__name__``).
+        n, seed, rtol
+            Of :func:`advgame.verify_closed_form`.
+
+        Returns
+        -------
+        Game
+            A new game; this one is unchanged.  Its :attr:`closed_form_report` is the check.
+
+        Raises
+        ------
+        ValueError
+            When the check fails; the message prints the report with its shrunk
+            counterexample.  Also when a function raises or returns a wrong shape.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import advgame as ag
+        >>> def zero_one(F):   # Fathony et al. 2018a, Theorem 5
+        ...     top = -np.sort(-F, axis=1)
+        ...     m = np.arange(1, F.shape[1] + 1)
+        ...     return ((np.cumsum(top, axis=1) + m - 1) / m).max(axis=1)
+        >>> game = ag.Game(ag.losses.zero_one(4)).with_closed_form(zero_one)
+        >>> game.fast_path
+        'zero_one'
+        >>> float(game.value([1.0, 0.5, -2.0, -2.0]))
+        1.25
+        """
+        report = self._verify_closed_form(value, adversary, predictor, n, seed, rtol, name)
+        name = report.name
+        if not report.passed:
+            raise ValueError(
+                f"the closed form {name!r} disagrees with the exact LP, so it is not "
+                f"registered:\n{report}"
+            )
+        builtin = Game(self.loss)
+        row = fast_paths.user_row(
+            self.loss,
+            name,
+            value,
+            adversary,
+            predictor,
+            builtin=self._builtin,
+            fallback_adversary=builtin.adversary,
+            fallback_predictor=builtin.predictor,
+            report=report,
+        )
+        game = Game(self.loss)
+        game._use(row, report)
+        return game
 
     @property
     def n_labels(self) -> int:
@@ -165,7 +272,8 @@ class Game:
         :data:`advgame.fast_paths.TABLE` that matches the loss (a closed-form kind,
         ``'vertices'``, ``'birkhoff'``), or None (the LP).  ``'vertices'``: the vertex table for
         calls with enough rows to pay for its construction, and for every call once it is built
-        (:data:`AUTO_TABLE_ROWS_PER_BASIS`); the LP for the others."""
+        (:data:`AUTO_TABLE_ROWS_PER_BASIS`); the LP for the others.  The name of your closed form
+        on a game made by :meth:`with_closed_form`."""
         return None if self._path is fast_paths.LP else self._path.name
 
     def explain(self) -> str:
@@ -233,6 +341,33 @@ class Game:
             value[other], Q[other], P[other] = self._oracle.solve(F[other])
         return value, Q, P
 
+    def _verify_closed_form(self, value, adversary, predictor, n, seed, rtol, name):
+        """:func:`advgame.verify_closed_form` of this game: the user's functions against the
+        exact LP oracle (``method='lp'``: value, ``q*`` and ``p*`` in one solve) and the
+        extreme points of :meth:`extreme_points`."""
+        if isinstance(self, EntropyGame):
+            raise NotApplicableError(
+                "a closed form is checked against the LP of a loss-matrix game; the "
+                f"{self.loss.kind} entropy has no LP."
+            )
+        return check_closed_form(
+            self.loss.matrix,
+            {"value": value, "adversary": adversary, "predictor": predictor},
+            solve=self._oracle.solve,
+            extreme_points=self.extreme_points,
+            n=n,
+            seed=seed,
+            rtol=rtol,
+            name=name,
+        )
+
+    def _solve_value(self, F, method):
+        """The value alone: a user's row computes it without ``q*``."""
+        alone = self._path.value_alone
+        if alone is not None and self._resolve(method, F.shape[0]) == "closed_form":
+            return np.asarray(alone(F, *self._params), dtype=np.float64)
+        return self._solve_adversary(F, method)[0]
+
     def _solve_adversary(self, F, method):
         method = self._resolve(method, F.shape[0])
         if method == "birkhoff":
@@ -265,7 +400,7 @@ class Game:
     def value(self, F: ArrayLike, method: str = "auto") -> np.ndarray | float:
         r"""Game value ``max_q min_p p^T L q + f^T q`` for each row of ``F`` (Fathony et al. 2018a, Eq. 4)."""
         F, single = as_potentials(F, self.n_labels)
-        value = self._solve_adversary(F, method)[0]
+        value = self._solve_value(F, method)
         return value[0] if single else value
 
     def surrogate(self, F: ArrayLike, y: ArrayLike, method: str = "auto") -> np.ndarray | float:
@@ -275,7 +410,7 @@ class Game:
         """
         F, single = as_potentials(F, self.n_labels)
         y = as_labels(y, F.shape[0], self.n_labels)
-        loss = self._solve_adversary(F, method)[0] - F[np.arange(F.shape[0]), y]
+        loss = self._solve_value(F, method) - F[np.arange(F.shape[0]), y]
         return loss[0] if single else loss
 
     def value_and_adversary(
@@ -354,8 +489,8 @@ class Game:
         """The cached :class:`advgame.vertices.VertexTable` (built on first use)."""
         with self._table_lock:
             if self._table is None:
-                if self._path.vertices is not None:
-                    Q, v = self._path.vertices(self.n_labels, *self._params)
+                if self._builtin.vertices is not None:
+                    Q, v = self._builtin.vertices(self.n_labels, *self._builtin_params)
                 else:
                     try:
                         Q, v = vertices.enumerate_extreme_points(self.loss.matrix)

@@ -40,6 +40,7 @@ __all__ = [
     "squared",
     "abstain",
     "as_loss_matrix",
+    "Bilinear",
     "Entropy",
     "brier",
     "log",
@@ -463,6 +464,219 @@ def abstain(k: int, alpha: float = 0.5, weight: float = 1.0) -> LossMatrix:
 def as_loss_matrix(loss: "LossMatrix | ArrayLike") -> LossMatrix:
     """Accept a :class:`LossMatrix` or a plain array (converted with validation)."""
     return loss if isinstance(loss, LossMatrix) else LossMatrix(loss)
+
+
+# ---------------------------------------------------------------------- bilinear losses
+def _positive_count(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+    return int(value)
+
+
+def _embeddings(name, X, d):
+    """float64 ``(n, d)`` rows and whether one ``(d,)`` row was given."""
+    X = as_float_array(name, X)
+    if X.ndim not in (1, 2) or X.shape[-1] != d:
+        raise ValueError(f"{name} must have shape ({d},) or (n, {d}); got {X.shape}.")
+    check_finite(name, X)
+    return np.atleast_2d(X), X.ndim == 1
+
+
+class Bilinear:
+    r"""A loss affine in each side's embedding: :math:`\ell(a, y) = c + u^\top a + v^\top y
+    + a^\top M y`.
+
+    ``a`` and ``y`` are the embeddings of the predictor's action and of the label, points of the
+    vertex set of one polytope (:mod:`advgame.polytopes`: one-hot vectors of the simplex, 0/1
+    vectors of the unit cube and the knapsack, cumulative vectors of the order simplex, rank
+    vectors of the permutahedron, ``vec``'ed permutation matrices of Birkhoff, node and edge
+    indicators of a marginal polytope).  Expected under mixtures ``p`` of actions and ``q`` of
+    labels, the loss is bilinear in their means :math:`\bar a = E_p a`, :math:`\bar y = E_q y`,
+    so the game is a bilinear saddle point over the two polytopes (the structured games of
+    Fathony et al. 2018b, Theorem 1 and 2018c; the polytopes of Blondel 2019, §4) and its inner
+    problem dualises to an LP wherever the polytope has a linear description
+    (:meth:`advgame.polytopes.Polytope.constraints`).
+
+    Parameters
+    ----------
+    M : array_like, shape ``(d, d)``
+    u, v : array_like, shape ``(d,)``, optional
+        Default zeros.
+    c : float, default=0.0
+    name : str, optional
+        A short name for reports (the constructors set it).
+
+    Attributes
+    ----------
+    M : ndarray ``(d, d)``; u, v : ndarray ``(d,)``; c : float (read-only arrays)
+    dim : int
+        ``d``, the embedding dimension.
+
+    Notes
+    -----
+    Any real ``M, u, v, c`` are accepted: values on the vertices may be negative (a loss matrix
+    from :meth:`matrix` then needs a constant shift before :class:`LossMatrix`, which changes
+    every game value by that constant).  ``d`` is at most :data:`MAX_LABELS` (``M`` is dense).
+    """
+
+    def __init__(
+        self,
+        M: ArrayLike,
+        u: ArrayLike | None = None,
+        v: ArrayLike | None = None,
+        c: float = 0.0,
+        name: str | None = None,
+    ) -> None:
+        shape = getattr(M, "shape", None)
+        if isinstance(shape, tuple) and len(shape) == 2 and shape[0] > MAX_LABELS:
+            raise SizeLimitError(
+                f"M must be at most MAX_LABELS={MAX_LABELS:,} square (dense); got shape {shape}."
+            )
+        M = as_float_array("M", M).copy()
+        if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] == 0:
+            raise ValueError(f"M must be a non-empty square (d, d) matrix; got shape {M.shape}.")
+        check_finite("M", M)
+        d = M.shape[0]
+        if d > MAX_LABELS:
+            raise SizeLimitError(
+                f"M must be at most MAX_LABELS={MAX_LABELS:,} square; got d={d:,}."
+            )
+        vectors = []
+        for label, x in (("u", u), ("v", v)):
+            x = np.zeros(d) if x is None else as_float_array(label, x).copy()
+            if x.shape != (d,):
+                raise ValueError(f"{label} must have shape ({d},) (M is {d} x {d}); got {x.shape}.")
+            check_finite(label, x)
+            vectors.append(x)
+        for x in (M, *vectors):
+            x.flags.writeable = False
+        self.M, (self.u, self.v) = M, vectors
+        self.c = check_real("c", c)
+        if name is not None and not isinstance(name, str):
+            raise ValueError(f"name must be a string or None; got {type(name).__name__}.")
+        self.name = name
+
+    @property
+    def dim(self) -> int:
+        """The embedding dimension ``d``."""
+        return self.M.shape[0]
+
+    def __call__(self, A: ArrayLike, Y: ArrayLike) -> float | np.ndarray:
+        """The loss of each pair of rows of ``A`` (actions) and ``Y`` (labels).
+
+        ``A`` and ``Y`` are ``(d,)`` or ``(n, d)``; a single row broadcasts against the other's
+        ``n``.  Returns a float when both are single rows, else ``(n,)``.
+        """
+        A, one_a = _embeddings("A", A, self.dim)
+        Y, one_y = _embeddings("Y", Y, self.dim)
+        if A.shape[0] != Y.shape[0] and 1 not in (A.shape[0], Y.shape[0]):
+            raise ValueError(
+                f"A and Y must have the same number of rows (or one row); got {A.shape[0]} and "
+                f"{Y.shape[0]}."
+            )
+        out = self.c + A @ self.u + Y @ self.v + np.sum((A @ self.M) * Y, axis=1)
+        return float(out[0]) if one_a and one_y else out
+
+    def matrix(self, V: ArrayLike) -> np.ndarray:
+        r"""The loss matrix over an enumerated vertex list: ``L[a, y] = loss(V[a], V[y])``.
+
+        :math:`L = c + (Vu) 1^\top + 1 (Vv)^\top + V M V^\top` for ``V`` of shape ``(m, d)``
+        (e.g. ``polytope.vertices(dim)`` flattened): the ordinary multiclass game over the
+        vertices, the brute-force reference of a polytope game.  Entries may be negative (see
+        the class notes); at most :data:`MAX_LABELS` vertices.
+        """
+        V, _ = _embeddings("V", V, self.dim)
+        if V.shape[0] > MAX_LABELS:
+            raise SizeLimitError(
+                f"V has {V.shape[0]:,} vertices, over MAX_LABELS={MAX_LABELS:,} for a dense loss "
+                "matrix."
+            )
+        return self.c + (V @ self.u)[:, None] + (V @ self.v)[None, :] + V @ self.M @ V.T
+
+    def __repr__(self):
+        if self.name is not None:
+            return f"Bilinear.{self.name}"
+        return f"Bilinear(d={self.dim}, c={_fmt(self.c)})"
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def hamming(cls, k: int) -> "Bilinear":
+        r"""Hamming distance between 0/1 vectors, :math:`\sum_j a_j + y_j - 2 a_j y_j`
+        (``u = v = 1``, ``M = -2 I``).
+
+        Multilabel prediction over the unit cube :math:`[0, 1]^k`, or with a budget over the
+        knapsack polytope :math:`\{\mu \in [0,1]^k : l \le 1^\top \mu \le u\}` (Blondel
+        2019, §4, "unit cube" and "knapsack polytope").
+        """
+        k = _positive_count("k", k)
+        ones = np.ones(k)
+        return cls(-2.0 * np.eye(k), ones, ones, 0.0, name=f"hamming({k})")
+
+    @classmethod
+    def absolute(cls, k: int) -> "Bilinear":
+        r"""The absolute error :math:`|a - y|` of ordinal labels ``1..k``, as the Hamming distance
+        of their cumulative 0/1 vectors :math:`\varphi(y) = \sum_{i < y} e_i \in \{0,1\}^{k-1}`
+        (the vertices of the order simplex, :class:`advgame.polytopes.OrderSimplex`; Blondel
+        2019, §4): :math:`\varphi(a)` and :math:`\varphi(y)` differ exactly in the coordinates
+        between ``min(a, y)`` and ``max(a, y) - 1``.  Dimension ``k - 1``; ``k >= 2``.
+        """
+        k = _check_k(k)
+        ones = np.ones(k - 1)
+        return cls(-2.0 * np.eye(k - 1), ones, ones, 0.0, name=f"absolute({k})")
+
+    @classmethod
+    def spearman(cls, k: int) -> "Bilinear":
+        r"""Spearman's squared rank distance :math:`\sum_j (a_j - y_j)^2` between rank vectors
+        (permutations of ``(1, ..., k)``, the vertices of the permutahedron
+        ``Permutahedron(1..k)``; Blondel 2019, §4; Spearman 1904).
+
+        On permutations :math:`\sum_j a_j^2 = \sum_j y_j^2 = k(k+1)(2k+1)/6`, so the loss is
+        :math:`c - 2 a^\top y` with :math:`c = k(k+1)(2k+1)/3`.  It is exact on the vertices
+        only (inside the polytope the expected loss is the bilinear extension).
+        """
+        k = _positive_count("k", k)
+        return cls(-2.0 * np.eye(k), c=k * (k + 1) * (2 * k + 1) / 3, name=f"spearman({k})")
+
+    @classmethod
+    def permutation_hamming(cls, k: int) -> "Bilinear":
+        r"""Hamming distance between permutations, :math:`k - \langle A, Y\rangle`, over the
+        row-major ``vec`` of their ``k x k`` permutation matrices (the Birkhoff polytope; the
+        game of Fathony et al. 2018c, as :mod:`advgame.permutation`).  Dimension ``k^2``.
+        """
+        k = _positive_count("k", k)
+        return cls(-np.eye(k * k), c=float(k), name=f"permutation_hamming({k})")
+
+    @classmethod
+    def node_additive(
+        cls, L: "LossMatrix | ArrayLike", n_nodes: int, weights: ArrayLike | None = None
+    ) -> "Bilinear":
+        r"""A node-additive loss :math:`\sum_i w_i L[a_i, y_i]` on stacked one-hot node
+        indicators (dimension ``n_nodes * k``, node-major: the node part of a graph's marginal
+        polytope, :meth:`advgame.polytopes.Marginal.constraints`; the loss of Fathony et al.
+        2018b, Eq. 5-6): ``M = diag(w) ⊗ L``.
+
+        Parameters
+        ----------
+        L : LossMatrix or array_like, shape ``(k, k)``
+            One node's loss; square (actions and labels embed in the same polytope).
+        n_nodes : int
+        weights : array_like, shape ``(n_nodes,)``, optional
+            The node weights ``w_i`` (default 1), as ``Marginal(node_weights=...)``.
+        """
+        L = np.asarray(L.matrix if isinstance(L, LossMatrix) else as_float_array("L", L))
+        if L.ndim != 2 or L.shape[0] != L.shape[1]:
+            raise ValueError(f"L must be a square (k, k) loss matrix; got shape {L.shape}.")
+        check_finite("L", L)
+        n = _positive_count("n_nodes", n_nodes)
+        w = np.ones(n) if weights is None else as_float_array("weights", weights)
+        if w.shape != (n,):
+            raise ValueError(f"weights must have shape ({n},) (one per node); got {w.shape}.")
+        check_finite("weights", w)
+        if n * L.shape[0] > MAX_LABELS:
+            raise SizeLimitError(
+                f"n_nodes * k = {n * L.shape[0]:,} is over MAX_LABELS={MAX_LABELS:,} (M is dense)."
+            )
+        return cls(np.kron(np.diag(w), L), name=f"node_additive(k={L.shape[0]}, n_nodes={n})")
 
 
 # ------------------------------------------------------------------- generalised entropies

@@ -47,8 +47,16 @@ from numpy.typing import ArrayLike
 from scipy.optimize import linear_sum_assignment, minimize_scalar
 from scipy.special import logsumexp, softmax, xlogy
 
+from . import polyhedra as _linear
+from ._isotonic import (
+    _capped_sum_projection,
+    _clusters,
+    _isotonic_decreasing_kl,
+    _isotonic_decreasing_mean,
+)
 from ._validation import as_float_array, check_finite, check_real
 from .exceptions import NotApplicableError, SizeLimitError, SolverError
+from .polyhedra import LinearDescription
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -66,6 +74,9 @@ __all__ = [
     "RowStochastic",
     "Unconstrained",
     "Marginal",
+    "Polyhedron",
+    "ConvexHull",
+    "LinearDescription",
     "frank_wolfe_projection",
     "FenchelYoungLoss",
     "GEOMETRIES",
@@ -137,6 +148,12 @@ def _check_size(count, what, limit=MAX_VERTICES):
         )
 
 
+def _positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+    return int(value)
+
+
 def _first_argmax_onehot(T):
     """One-hot of the first maximiser along the last axis."""
     out = np.zeros_like(T)
@@ -190,237 +207,6 @@ def _simplex_threshold(T):
     (the row maximum plus ``_simplex_threshold_shifted`` of the shifted row)."""
     top, D = _shift_by_max(T)
     return top + _simplex_threshold_shifted(D)
-
-
-def _pav_decreasing(stats, combine, value, barrier=None):
-    r"""Pool-adjacent-violators: non-increasing isotonic optimisation of every row, vectorised.
-
-    Minimises a separable objective :math:`\sum_i f_i(x_i)` subject to :math:`x_1 \ge \dots \ge
-    x_k` for each row of the batch.  Each coordinate enters as a singleton block described by
-    statistics ``stats[t][:, i]``; two adjacent blocks pool by combining their statistics with the
-    binary ufuncs ``combine[t]``, and ``value(*block_stats)`` is the block's common optimal value
-    (the minimiser of :math:`\sum_{i \in B} f_i(x)`).  For the block functions used here (the mean,
-    and the log-sum-exp block of the KL permutahedron) pooling a violating pair is optimal
-    (Robertson, Wright & Dykstra 1988; Lim & Wright 2016), so the result is exact.
-
-    The loop runs over the ``k`` coordinates; every row keeps its own stack of blocks in ``(n, k)``
-    arrays with a stack height per row, and the pops of all rows that still violate are done
-    together (the inner ``while`` stops when no row violates).  ``O(k)`` amortised pools per row.
-    Pooled blocks hold one value, and the blocks left on a stack are non-increasing by the exact
-    comparison that ends the merges, so ``x`` is exactly monotone in floating point.
-
-    Parameters
-    ----------
-    stats : tuple of ndarray, each ``(n, k)``
-    combine : tuple of binary ufuncs, one per statistic (e.g. ``np.add``, ``np.logaddexp``)
-    value : callable
-        ``value(*stats) -> values``, elementwise on arrays of equal shape.
-    barrier : None or bool ndarray ``(n, k)``
-        Where True, a block starting at that coordinate never pools with the block before it:
-        the row is solved as independent problems split at the barriers (whose values need not
-        be comparable across a barrier).
-
-    Returns
-    -------
-    x : ndarray ``(n, k)``
-    """
-    n, k = stats[0].shape
-    rows = np.arange(n)
-    base = rows * k  # offset of each row's stack in the ravelled (n, k) arrays
-    singles = value(*stats)  # value of every one-coordinate block
-    block = [np.empty(n * k) for _ in stats]
-    vals = np.empty(n * k)
-    start = np.empty(n * k, dtype=np.intp)
-    height = np.zeros(n, dtype=np.intp)
-    fence = None if barrier is None else np.ascontiguousarray(barrier, dtype=bool).ravel()
-    for i in range(k):
-        top = base + height  # push coordinate i on every row's stack
-        for b, s in zip(block, stats):
-            b[top] = s[:, i]
-        vals[top] = singles[:, i]
-        start[top] = i
-        height += 1
-        live = rows[height >= 2]
-        while live.size:
-            top = base[live] + height[live] - 1
-            bad = vals[top] > vals[top - 1]  # the non-increasing order is violated: pool
-            if fence is not None:
-                bad &= ~fence[base[live] + start[top]]
-            live, top = live[bad], top[bad]
-            if not live.size:
-                break
-            below = top - 1
-            for b, op in zip(block, combine):
-                b[below] = op(b[below], b[top])
-            vals[below] = value(*(b[below] for b in block))
-            height[live] -= 1
-            live = live[height[live] >= 2]
-    # expand blocks to coordinates: mark block starts, the running count is the block index
-    level = np.arange(k)[None, :] < height[:, None]
-    marks = np.zeros((n, k), dtype=np.intp)
-    marks[np.nonzero(level)[0], start.reshape(n, k)[level]] = 1
-    index = np.cumsum(marks, axis=1) - 1
-    return np.take_along_axis(vals.reshape(n, k), index, axis=1)
-
-
-def _isotonic_decreasing_mean(Y, barrier=None):
-    r"""Euclidean isotonic regression :math:`\operatorname{argmin}_{x_1 \ge \dots \ge x_k}
-    \|x - y\|^2` of every row of ``Y`` by PAV (block value: the mean).
-
-    Rows with entries above ``2^900`` are scaled by a power of two (exact) so that block sums
-    cannot overflow; the entries that scaling pushes into subnormals are below ``2^-170`` times
-    the row's largest and only move block means by that relative amount.
-    """
-    big = np.abs(Y).max(axis=1) > 2.0**900
-    if not np.any(big):
-        return _pav_decreasing((Y, np.ones_like(Y)), (np.add, np.add), np.divide, barrier)
-    shift = np.where(big, -np.frexp(np.abs(Y).max(axis=1))[1], 0)[:, None]
-    X = _pav_decreasing((np.ldexp(Y, shift), np.ones_like(Y)), (np.add, np.add), np.divide, barrier)
-    return np.ldexp(X, -shift)
-
-
-def _kl_block_value(lse_s, sum_w):
-    return lse_s - np.log(sum_w)
-
-
-def _isotonic_decreasing_kl(S, W, barrier=None):
-    r"""KL isotonic optimisation :math:`\operatorname{argmin}_{v_1 \ge \dots \ge v_k}
-    \sum_i e^{s_i - v_i} + w_i v_i` (``w > 0``; Blondel et al. 2020, Lim & Wright 2016) by PAV.
-
-    Block value :math:`\mathrm{LSE}(s_B) - \log \sum_{i \in B} w_i`; each block keeps its running
-    ``logaddexp`` of ``s`` (exact, no overflow or cancellation) and its sum of ``w`` (positive
-    terms: no cancellation either).
-    """
-    return _pav_decreasing((S, W), (np.logaddexp, np.add), _kl_block_value, barrier)
-
-
-def _clusters(s, gap):
-    r"""Split rows of ``s`` (sorted decreasingly) where consecutive entries differ by more than
-    ``gap``: returns ``(barrier, rel)``, ``barrier[:, i]`` True where a cluster starts and
-    ``rel = s - (the first entry of its cluster)``.
-
-    For the permutahedron projections the isotonic problem of ``s - w`` (or of ``s`` with the
-    KL block values) separates at such a gap: every value before it is at least every value after
-    it, so the solutions of the two parts are already monotone across (Best & Chakravarti 1990).
-    Inside a cluster the entries are within ``k * gap`` of each other, so ``rel`` is exact to a
-    few ulps of that span even when ``|theta|`` is ``1e17`` or more (where ``theta - w`` would
-    round away ``w``).
-    """
-    n, k = s.shape
-    with np.errstate(over="ignore", invalid="ignore"):
-        barrier = np.ones((n, k), dtype=bool)
-        barrier[:, 1:] = ~(s[:, :-1] - s[:, 1:] <= gap)
-    first = np.maximum.accumulate(np.where(barrier, np.arange(k)[None, :], 0), axis=1)
-    rel = s - np.take_along_axis(s, first, axis=1)
-    return barrier, rel
-
-
-def _capped_sum_tau_euclidean(u, m):
-    r"""Multiplier :math:`\tau` with :math:`\sum_i \mathrm{clip}_{[0,1]}(u_i - \tau) = m`, per row
-    of ``u`` (sorted decreasingly), ``0 < m < k``.
-
-    The sum :math:`f(\tau) = \sum_b \sigma_b \max(b - \tau, 0)` is piecewise linear and
-    non-increasing, with breakpoints :math:`b = u_i` (:math:`\sigma = +1`, where coordinate ``i``
-    leaves 0) and :math:`b = u_i - 1` (:math:`\sigma = -1`, where it reaches 1).  With the ``2k``
-    breakpoints sorted decreasingly, :math:`f(c_j) = \sum_{l \le j} \sigma_l (c_l - c_j)` for any
-    order among ties; the root lies on the last segment with :math:`f(c_j) < m`.  There the ``b``
-    largest coordinates are at 1 and the next ``a - b`` are free, so :math:`\tau = (\sum_{\rm free}
-    u - (m - b)) / (a - b)`, summed relative to the largest free coordinate so that large common
-    offsets (``1e8``) do not cancel.  Exact while ``u - 1`` is (``|theta| < 2^53``); beyond, the
-    two breakpoints of a coordinate round to one float: ``_capped_sum_projection`` therefore
-    calls it on ``theta`` shifted and clipped to ``[-1, 1]``.
-    """
-    k = u.shape[1]
-    breakpoints = np.concatenate([u, u - 1.0], axis=1)
-    order = np.argsort(-breakpoints, axis=1, kind="stable")
-    c = np.take_along_axis(breakpoints, order, axis=1)
-    leaves_zero = order < k  # breakpoint u_i (sign +1) rather than u_i - 1 (sign -1)
-    above = np.cumsum(leaves_zero, axis=1)  # a: coordinates > 0 just right of c_j
-    at_one = np.arange(1, 2 * k + 1) - above  # b: coordinates at 1 just right of c_j
-    slope = above - at_one
-    f = np.cumsum(np.where(leaves_zero, c, -c), axis=1) - slope * c  # f(c_j), up to rounding
-    # f(c_1) = 0 < m and f(c_2k) = k > m, so the segment index j is in [0, 2k - 2]
-    j = np.clip(np.count_nonzero(f < m[:, None], axis=1) - 1, 0, 2 * k - 2)[:, None]
-    a = np.take_along_axis(above, j, axis=1)
-    b = np.take_along_axis(at_one, j, axis=1)
-    ref = np.take_along_axis(u, np.minimum(b, k - 1), axis=1)
-    idx = np.arange(k)[None, :]
-    free_sum = np.where((idx >= b) & (idx < a), u - ref, 0.0).sum(axis=1, keepdims=True)
-    tau = ref + (free_sum - (m[:, None] - b)) / np.maximum(a - b, 1)
-    # rounding in f can pick a neighbouring segment; the root then sits at their common breakpoint
-    lo = np.take_along_axis(c, j + 1, axis=1)
-    hi = np.take_along_axis(c, j, axis=1)
-    return np.clip(tau, lo, hi)
-
-
-def _capped_sum_kl_sorted(u, m):
-    r"""KL projection onto :math:`\{\mu \in [0,1]^k : \langle \mu, 1 \rangle = m\}` of rows ``u``
-    sorted decreasingly, ``0 < m < k``; returned in the same (sorted) order.
-
-    The solution is :math:`\mu = \min(1, e^{u - 1 - \tau})`.  If the ``j`` largest coordinates
-    are at 1, the others are :math:`(m - j)\, e^{u_i - u_{j+1}} / S_j` with :math:`S_j =
-    \sum_{l > j} e^{u_l - u_{j+1}} \ge 1`; the answer is the smallest ``j < m`` whose next
-    coordinate is not capped, :math:`m - j \le S_j` (``j = ceil(m) - 1`` always qualifies).  The
-    sums are carried relative to their own largest term by the recurrence
-    :math:`\log S_j = \mathrm{logaddexp}(0, (u_{j+2} - u_{j+1}) + \log S_{j+1})`, and ``mu`` is
-    formed from the differences ``u_i - u_{j+1}``: no ``tau`` of the size of ``theta`` is ever
-    subtracted, so the result sums to ``m`` to a few ulps at every finite scale (``theta ~ 1e17``
-    included, where ``theta - 1`` rounds to ``theta``).
-    """
-    n, k = u.shape
-    log_s = np.zeros((n, k))  # log S for the tail starting at each position
-    with np.errstate(over="ignore", invalid="ignore"):
-        step = u[:, 1:] - u[:, :-1]  # <= 0; -inf when the difference overflows
-        for i in range(k - 2, -1, -1):
-            log_s[:, i] = np.logaddexp(0.0, step[:, i] + log_s[:, i + 1])
-        j = np.arange(k)[None, :]
-        room = m[:, None] - j
-        fits = (room > 0) & (np.log(np.where(room > 0, room, 1.0)) <= log_s)
-        first = np.argmax(fits, axis=1)[:, None]
-        lead = np.take_along_axis(u, first, axis=1)
-        scale = np.take_along_axis(room, first, axis=1) * np.exp(
-            -np.take_along_axis(log_s, first, axis=1)
-        )
-        free = np.minimum(scale * np.exp(np.minimum(u - lead, 0.0)), 1.0)
-    return np.where(j < first, 1.0, free)
-
-
-def _capped_sum_projection(T, m, geometry):
-    r"""Projection onto :math:`\{\mu \in [0,1]^k : \langle \mu, 1 \rangle = m\}` per row
-    (Blondel 2019, Prop. 3, §C.2), exact and sort-based, ``O(k log k)`` per row.
-
-    Euclidean: :math:`\mu = \mathrm{clip}_{[0,1]}(\theta - \tau)` with :math:`\tau` from the
-    sorted ``theta`` (``_capped_sum_tau_euclidean``); KL: :math:`\mu = \min(1, e^{\theta - 1 -
-    \tau})` (``_capped_sum_kl_sorted``).  ``m = 0`` gives 0 and ``m = k`` gives 1 (the set is one
-    point).
-
-    Scale: the Euclidean multiplier satisfies :math:`u_c - 1 \le \tau < u_c` with ``u_c`` the
-    ``ceil(m)``-th largest coordinate (with ``tau`` below, ``ceil(m)`` coordinates would be at 1;
-    above, fewer than ``m`` would be positive).  So ``theta`` is shifted by ``u_c`` and clipped to
-    ``[-1, 1]``: coordinates above ``u_c + 1`` are at 1 and those below ``u_c - 1`` at 0 either way,
-    and the bounded shifted problem is solved exactly at every finite scale of ``theta``.
-    """
-    out = np.zeros_like(T)
-    out[m >= T.shape[1]] = 1.0
-    rows = (m > 0) & (m < T.shape[1])
-    if not np.any(rows):
-        return out
-    T, m = T[rows], m[rows]
-    k = T.shape[1]
-    if geometry == "euclidean":
-        u = -np.sort(-T, axis=1)
-        c = np.clip(np.ceil(m).astype(np.intp) - 1, 0, k - 1)[:, None]
-        with np.errstate(over="ignore"):
-            D = np.clip(T - np.take_along_axis(u, c, axis=1), -1.0, 1.0)
-        v = -np.sort(-D, axis=1)
-        out[rows] = np.clip(D - _capped_sum_tau_euclidean(v, m), 0.0, 1.0)
-    else:
-        order = np.argsort(-T, axis=1, kind="stable")
-        mu = _capped_sum_kl_sorted(np.take_along_axis(T, order, axis=1), m)
-        sub = np.empty_like(T)
-        np.put_along_axis(sub, order, mu, axis=1)
-        out[rows] = sub
-    return out
 
 
 # ------------------------------------------------------------------------------------ base class
@@ -513,11 +299,69 @@ class Polytope:
 
         Raises :class:`~advgame.exceptions.SizeLimitError` above :data:`MAX_VERTICES`.
         """
-        if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
-            raise ValueError(f"dim must be a positive integer; got {dim!r}.")
-        dim = int(dim)
+        dim = _positive_int("dim", dim)
         self._check_dim(dim)
         return self._vertices(dim)
+
+    def constraints(self, dim: int | None = None) -> LinearDescription:
+        r"""A linear description :math:`\{z : \exists w,\ A_{ub}[z; w] \le b_{ub},\
+        A_{eq}[z; w] = b_{eq}\}` of the polytope (every bound a row; ``w`` the ``n_aux``
+        auxiliary variables of an extended formulation), see :class:`LinearDescription`.
+
+        Parameters
+        ----------
+        dim : int, optional
+            The embedding dimension of a point: ``k`` for the vector polytopes (the order simplex:
+            ``k - 1`` cumulative coordinates for ``k`` ordinal labels, as :meth:`vertices`),
+            ``k * k`` for :class:`Birkhoff` and :class:`RowStochastic` (the row-major ``vec`` of
+            the matrix).  Polytopes that know their size (:class:`Permutahedron`, user
+            polytopes) need none; a ``dim`` given to them must agree.  :class:`Marginal` also
+            takes ``k`` and ``n_nodes`` (:meth:`Marginal.constraints`).
+
+        Raises
+        ------
+        NotApplicableError
+            The set has no linear description (:class:`Unconstrained`).
+        """
+        return self._constraints(None if dim is None else _positive_int("dim", dim))
+
+    def _constraints(self, dim):
+        raise NotApplicableError(f"{self!r} has no linear description.")
+
+    def _needs_dim(self, dim):
+        """``dim`` checked against the polytope (ValueError when it is None)."""
+        if dim is None:
+            raise ValueError(
+                f"{self!r}.constraints needs dim, the dimension of a point (it does not know it)."
+            )
+        self._check_dim(dim)
+        return dim
+
+    def _matrix_side(self, dim):
+        """``k`` of a ``k x k`` matrix polytope from ``dim = k * k``."""
+        if dim is None or math.isqrt(dim) ** 2 != dim:
+            raise ValueError(
+                f"{self!r}.constraints needs dim = k * k, the size of the row-major vec of a "
+                f"k x k matrix; got {dim!r}."
+            )
+        k = math.isqrt(dim)
+        self._check_dim(k)
+        return k
+
+    @staticmethod
+    def from_constraints(
+        A_ub: ArrayLike,
+        b_ub: ArrayLike,
+        A_eq: ArrayLike | None = None,
+        b_eq: ArrayLike | None = None,
+    ) -> Polyhedron:
+        """A user's polytope ``{z : A_ub z <= b_ub, A_eq z = b_eq}`` (see :class:`Polyhedron`)."""
+        return Polyhedron(A_ub, b_ub, A_eq, b_eq)
+
+    @staticmethod
+    def from_vertices(V: ArrayLike) -> ConvexHull:
+        """A user's polytope ``conv(rows of V)`` (see :class:`ConvexHull`)."""
+        return ConvexHull(V)
 
     def _project_kl(self, T, max_iter, tol):
         raise NotImplementedError
@@ -550,6 +394,9 @@ class Simplex(Polytope):
         _check_size(dim, "simplex")
         return np.eye(dim)
 
+    def _constraints(self, dim):
+        return _linear.simplex(self._needs_dim(dim))
+
 
 class UnitCube(Polytope):
     r"""Unit cube :math:`[0,1]^k` (multilabel; Blondel 2019, §4).
@@ -573,6 +420,9 @@ class UnitCube(Polytope):
     def _vertices(self, dim):
         _check_size(2**dim, "unit cube")
         return ((np.arange(2**dim)[:, None] >> np.arange(dim)) & 1).astype(np.float64)
+
+    def _constraints(self, dim):
+        return _linear.unit_cube(self._needs_dim(dim))
 
 
 class Knapsack(Polytope):
@@ -653,6 +503,9 @@ class Knapsack(Polytope):
         sizes = cube.sum(axis=1)
         return cube[(sizes >= self.low) & (sizes <= self.high)]
 
+    def _constraints(self, dim):
+        return _linear.knapsack(self._needs_dim(dim), self.low, self.high)
+
 
 class OrderSimplex(Polytope):
     r"""Order simplex :math:`\{\mu \in \mathbb{R}^{d} : 1 \ge \mu_1 \ge \dots \ge \mu_d \ge 0\}`
@@ -691,6 +544,9 @@ class OrderSimplex(Polytope):
     def _vertices(self, dim):
         _check_size(dim + 1, "order simplex")
         return np.tril(np.ones((dim + 1, dim)), k=-1)
+
+    def _constraints(self, dim):
+        return _linear.order_simplex(self._needs_dim(dim))
 
 
 class Permutahedron(Polytope):
@@ -776,6 +632,13 @@ class Permutahedron(Polytope):
         _check_size(math.factorial(dim), "permutahedron")
         perms = np.array(list(itertools.permutations(range(dim))))
         return np.unique(self.w[perms], axis=0)
+
+    def _constraints(self, dim):
+        """Through the Birkhoff polytope: ``z = B w``, ``n_aux = k^2`` (see
+        :func:`advgame.polyhedra.permutahedron`), not the ``2^k - 2`` facets."""
+        if dim is not None:
+            self._check_dim(dim)
+        return _linear.permutahedron(self.w)
 
 
 # ------------------------------------------------------------------------------------ matrices
@@ -1122,6 +985,9 @@ class Birkhoff(Polytope):
         out[np.arange(len(perms))[:, None], np.arange(dim)[None, :], perms] = 1.0
         return out
 
+    def _constraints(self, dim):
+        return _linear.birkhoff(self._matrix_side(dim))
+
 
 class RowStochastic(Simplex):
     r"""Row-stochastic ``k x k`` matrices :math:`\Delta^k \times \dots \times \Delta^k`, a superset
@@ -1142,6 +1008,9 @@ class RowStochastic(Simplex):
         out = np.zeros((len(choice), dim, dim))
         out[np.arange(len(choice))[:, None], np.arange(dim)[None, :], choice] = 1.0
         return out
+
+    def _constraints(self, dim):
+        return _linear.row_stochastic(self._matrix_side(dim))
 
 
 class Unconstrained(Polytope):
@@ -1182,6 +1051,12 @@ class Unconstrained(Polytope):
     def _vertices(self, dim):
         raise NotApplicableError("Unconstrained is unbounded and has no vertices.")
 
+    def _constraints(self, dim):
+        raise NotApplicableError(
+            "Unconstrained is unbounded (R^p, or the orthant for KL): it has no linear "
+            "description as a polytope."
+        )
+
 
 class Marginal(Polytope):
     r"""The marginal polytope :math:`\mathcal M(G)` of a graph: node and edge (clique) marginals
@@ -1209,8 +1084,8 @@ class Marginal(Polytope):
 
     Notes
     -----
-    The polytope is described by its constraints for the compilers (:meth:`regions`); it has
-    no Bregman projections here (``project``, ``argmax``, ``contains`` and ``vertices`` raise
+    The polytope is described by its constraints for the compilers (:meth:`regions`, and as a
+    :class:`LinearDescription` by :meth:`constraints`); it has no Bregman projections here (``project``, ``argmax``, ``contains`` and ``vertices`` raise
     :class:`NotApplicableError`; MAP decoding is :meth:`advgame.GraphGame.decode`).
     """
 
@@ -1316,6 +1191,59 @@ class Marginal(Polytope):
     def vertices(self, dim: int) -> np.ndarray:
         self._unavailable("vertex enumeration")
 
+    def constraints(
+        self, dim: int | None = None, *, k: int | None = None, n_nodes: int | None = None
+    ) -> LinearDescription:
+        r"""The polytope's linear description over ``z = [q_1; ...; q_N; Q_1; ...; Q_|E|]``.
+
+        ``q_i`` is node ``i``'s marginal (``k`` entries, node-major) and ``Q_e`` the ``k x k``
+        marginal of edge ``e = (i, j)`` of ``list(graph.edges())``, row-major with rows the label
+        of ``i``: the variables of :meth:`advgame.GraphGame.inner_program` (Fathony et al.
+        2018b).  On a forest, and for ``relaxation='local'``, the regions are the nodes and edges
+        themselves and the description is the local polytope (``z >= 0``, normalisation,
+        edge-node consistency; ``n_aux = 0``), which is the marginal polytope of a forest
+        (Wainwright & Jordan 2008, Prop. 4.1); on a graph with cycles it is the relaxation this
+        object declares (:attr:`exact` is False).  With cycles and ``relaxation=None`` the bag
+        marginals of the junction tree are ``n_aux`` auxiliary variables and ``z`` their
+        marginals: exact.
+
+        Parameters
+        ----------
+        dim : int, optional
+            ``N k + |E| k^2``; gives ``k`` when ``k`` is None.
+        k : int, optional
+            The number of labels per node.
+        n_nodes : int, optional
+            The number of nodes of a ``'chain'`` example (required for chains).
+        """
+        from scipy import sparse
+
+        from .graph import _inner_program, build_regions
+
+        if isinstance(self.graph, str) and n_nodes is None:
+            raise ValueError("Marginal('chain').constraints needs n_nodes, the chain's length.")
+        if n_nodes is not None:
+            n_nodes = _positive_int("n_nodes", n_nodes)
+        graph = self.graph_for(n_nodes)
+        N, E = graph.number_of_nodes(), graph.number_of_edges()
+        if n_nodes is not None and n_nodes != N:
+            raise ValueError(f"n_nodes must be the graph's number of nodes ({N}); got {n_nodes}.")
+        if k is None:
+            if dim is None:
+                raise ValueError("Marginal.constraints needs k (labels per node) or dim.")
+            dim = _positive_int("dim", dim)
+            k = round((math.sqrt(N * N + 4 * E * dim) - N) / (2 * E)) if E else dim // N
+        k = _positive_int("k", k)
+        if dim is not None and dim != N * k + E * k * k:
+            raise ValueError(
+                f"dim must be N k + |E| k^2 = {N * k + E * k * k} for this graph (N = {N} nodes, "
+                f"|E| = {E} edges) and k = {k} labels; got {dim}."
+            )
+        regions = build_regions(graph, k, self.polytope)
+        inner = _inner_program(np.zeros((k, k)), np.ones(N), regions, list(graph.edges()), k)
+        maps = sparse.vstack([inner.node_maps, inner.edge_maps])
+        return _linear.from_maps(maps, inner.equalities, inner.rhs)
+
     def __repr__(self):
         graph = (
             "'chain'"
@@ -1328,6 +1256,180 @@ class Marginal(Polytope):
             kind = "junction tree, exact" if self.has_cycles else "a forest, exact"
         weights = "" if self.node_weights is None else ", node_weights=..."
         return f"Marginal({graph}{weights}: {kind})"
+
+
+# ------------------------------------------------------------------------ a user's own polytopes
+#: :class:`Polyhedron` answers ``argmax`` from its vertex table (one matrix product for a batch)
+#: when enumerating the vertices takes at most this many basis solves; above, one LP per point.
+VERTEX_TABLE_BASES = 100_000
+
+
+class _Described(Polytope):
+    """A polytope known by a :class:`LinearDescription` of fixed dimension (the user's own):
+    the Euclidean projection is the QP over the description (:class:`polyhedra.DescriptionSolver`,
+    polished to rounding) unless the subclass has a better one; the KL one is not built
+    (``frank_wolfe_projection(P.argmax, theta, 'kl')`` computes it from the oracle)."""
+
+    def __init__(self, description: LinearDescription) -> None:
+        self._description = description
+        self._solver = _linear.DescriptionSolver(description)
+        self.dim = description.dim
+
+    def _check_dim(self, k):
+        if k != self.dim:
+            raise ValueError(f"points of {self!r} must have {self.dim} coordinates; got {k}.")
+
+    def _constraints(self, dim):
+        if dim is not None:
+            self._check_dim(dim)
+        return self._description
+
+    def _project_euclidean(self, T, max_iter, tol):
+        return self._solver.project(T)
+
+    def _project_kl(self, T, max_iter, tol):
+        raise NotApplicableError(
+            f"{type(self).__name__} has no exact KL projection; use "
+            "advgame.polytopes.frank_wolfe_projection(P.argmax, theta, 'kl') (one point)."
+        )
+
+    def vertices(self, dim: int | None = None) -> np.ndarray:
+        """The vertices, one per row (``dim``, if given, must be :attr:`dim`)."""
+        if dim is not None:
+            self._check_dim(_positive_int("dim", dim))
+        return self._vertices(self.dim)
+
+
+class Polyhedron(_Described):
+    r"""A user's polytope :math:`\{z \in \mathbb R^d : A_{ub} z \le b_{ub},\ A_{eq} z =
+    b_{eq}\}` (``Polytope.from_constraints``).
+
+    It must be non-empty and bounded: ``2 d`` LPs (``max`` and ``min`` of every coordinate, HiGHS)
+    check it at construction and give its bounding box (:attr:`lower`, :attr:`upper`).
+
+    * ``argmax``: from the vertex table (first maximiser in :meth:`vertices` order; one matrix
+      product for the batch) when the enumeration takes at most :data:`VERTEX_TABLE_BASES` basis
+      solves, else one HiGHS LP per point (a basic optimal solution, ties as HiGHS resolves them).
+    * ``vertices``: enumeration of the bases (:func:`advgame.polyhedra.enumerate_vertices`),
+      sorted lexicographically; :class:`SizeLimitError` above
+      :data:`advgame.polyhedra.MAX_BASES` candidate bases.
+    * ``contains``: every row with ``atol`` applied to the row scaled to a largest coefficient of
+      1 (vectorised).
+    * ``project``: Euclidean (the polished QP, exact to rounding); ``'kl'`` raises
+      :class:`NotApplicableError`.
+
+    Parameters
+    ----------
+    A_ub : array_like or sparse, shape ``(m, d)``
+    b_ub : array_like, shape ``(m,)``
+    A_eq : array_like or sparse, shape ``(p, d)``, optional
+    b_eq : array_like, shape ``(p,)``, optional
+    """
+
+    def __init__(
+        self,
+        A_ub: ArrayLike,
+        b_ub: ArrayLike,
+        A_eq: ArrayLike | None = None,
+        b_eq: ArrayLike | None = None,
+    ) -> None:
+        super().__init__(_linear.check_constraints(A_ub, b_ub, A_eq, b_eq))
+        d = self.dim
+        box = []
+        for cost in np.vstack([np.eye(d), -np.eye(d)]):
+            status, z = self._solver.status(cost)
+            if status != "optimal":
+                what = {
+                    "infeasible": "empty: no point satisfies the constraints",
+                    "unbounded": f"unbounded: coordinate {int(np.argmax(np.abs(cost)))} is not "
+                    "bounded by the constraints",
+                }[status]
+                raise ValueError(
+                    f"the set A_ub z <= b_ub, A_eq z = b_eq is {what}; a polytope must be "
+                    "non-empty and bounded."
+                )
+            box.append(cost @ z)
+        self.lower, self.upper = 0.0 - np.array(box[d:]), np.array(box[:d])
+        self._table = None
+
+    def __repr__(self):
+        desc = self._description
+        return f"Polyhedron(d={self.dim}, {desc.A_ub.shape[0]} inequalities, {desc.A_eq.shape[0]} equalities)"
+
+    def _vertices(self, dim):
+        if self._table is None:
+            self._table = _linear.enumerate_vertices(self._description)
+        return self._table.copy()
+
+    def _argmax(self, T):
+        if self._table is None:
+            try:
+                self._table = _linear.enumerate_vertices(self._description, VERTEX_TABLE_BASES)
+            except SizeLimitError:
+                return self._solver.argmax(T)
+        return self._table[np.argmax(T @ self._table.T, axis=1)]
+
+    def _contains(self, M, atol):
+        desc = self._description
+        out = np.ones(M.shape[0], dtype=bool)
+        for A, b, equal in ((desc.A_ub, desc.b_ub, False), (desc.A_eq, desc.b_eq, True)):
+            excess = ((A @ M.T).T - b) / _linear.row_scales(A)
+            out &= np.all((np.abs(excess) if equal else excess) <= atol, axis=1)
+        return out
+
+
+class ConvexHull(_Described):
+    r"""A user's polytope :math:`\operatorname{conv}\{v_1, \dots, v_m\}`, the rows of ``V``
+    (``Polytope.from_vertices``).
+
+    Its description is ``z = V^T lambda``, ``lambda`` in the simplex (``n_aux = m``).
+
+    * ``argmax``: the first row of ``V`` maximising ``<theta, v>`` (one matrix product).
+    * ``vertices``: ``V`` as given: rows that are not extreme points (inside the hull) or
+      repeated are kept.  A bilinear game's value depends on the mixtures' means only, so it is
+      the same over ``V`` as over its extreme points.
+    * ``contains``: a row of ``V`` within ``atol`` (max-norm) directly, else the LP
+      ``min ||V^T lambda - mu||_inf <= atol`` (HiGHS, one per point).
+    * ``project``: Euclidean, by Wolfe's minimum-norm-point algorithm (exact to rounding; one
+      point at a time, :func:`advgame.polyhedra.hull_projection`); ``'kl'`` raises
+      :class:`NotApplicableError`.
+
+    Parameters
+    ----------
+    V : array_like, shape ``(m, d)``
+        The points, one per row (finite, ``m, d >= 1``).
+    """
+
+    def __init__(self, V: ArrayLike) -> None:
+        V = as_float_array("V", V)
+        if V.ndim != 2 or 0 in V.shape:
+            raise ValueError(f"V must be a non-empty (m, d) array of points; got shape {V.shape}.")
+        check_finite("V", V)
+        self.V = V
+        super().__init__(_linear.hull(V))
+
+    def __repr__(self):
+        return f"ConvexHull({self.V.shape[0]} points in R^{self.dim})"
+
+    def _vertices(self, dim):
+        return self.V.copy()
+
+    def _argmax(self, T):
+        return self.V[np.argmax(T @ self.V.T, axis=1)]
+
+    def _project_euclidean(self, T, max_iter, tol):
+        return np.array([_linear.hull_projection(self.V, theta) for theta in T]).reshape(T.shape)
+
+    def _contains(self, M, atol):
+        out = np.zeros(M.shape[0], dtype=bool)
+        step = max(1, (1 << 20) // self.V.size)  # (step, m, d) differences per block
+        for start in range(0, M.shape[0], step):
+            gap = np.abs(M[start : start + step, None, :] - self.V[None]).max(axis=2)
+            out[start : start + step] = gap.min(axis=1) <= atol
+        rest = np.flatnonzero(~out)
+        if rest.size:
+            out[rest] = self._solver.distance(M[rest]) <= atol
+        return out
 
 
 # ---------------------------------------------------------------------------------- Frank-Wolfe

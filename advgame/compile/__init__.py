@@ -2,8 +2,9 @@
 
 One builder per family takes a declaration's parts (loss, feature map, uncertainty set,
 polytope) and the data: :func:`build_learning` (the simplex), :func:`build_matching` (the
-Birkhoff polytope), :func:`build_graph` (a graph's marginal polytope) and :func:`build_minimax`
-(Farnia and Tse's moment balls); :data:`advgame.declaration.BUILDERS` maps each family to its
+Birkhoff polytope), :func:`build_graph` (a graph's marginal polytope), :func:`build_minimax`
+(Farnia and Tse's moment balls) and :func:`build_polytope` (a bilinear loss over any polytope
+with a linear description); :data:`advgame.declaration.BUILDERS` maps each family to its
 builder.  Dependencies point one way: builders -> :mod:`~advgame.compile.program` ->
 backends (:mod:`~advgame.compile.highs`, :mod:`~advgame.compile.cvx`) ->
 :mod:`~advgame.compile.solution`; nothing here imports the declaration.
@@ -22,6 +23,7 @@ from .learning import (
 )
 from .matching import MatchingProgram, build_matching, compile_matching
 from .minimax import MinimaxAdversary, MinimaxProgram, build_minimax, compile_minimax
+from .polytope import PolytopeProgram, build_polytope, compile_polytope
 from .program import Program
 from .solution import Solution
 
@@ -34,6 +36,7 @@ __all__ = [
     "MatchingProgram",
     "MinimaxAdversary",
     "MinimaxProgram",
+    "PolytopeProgram",
     "Program",
     "ProgramView",
     "Solution",
@@ -41,10 +44,12 @@ __all__ = [
     "build_learning",
     "build_matching",
     "build_minimax",
+    "build_polytope",
     "compile_cuts",
     "compile_graph",
     "compile_graph_cuts",
     "compile_learning",
     "compile_matching",
     "compile_minimax",
+    "compile_polytope",
 ]

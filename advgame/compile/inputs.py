@@ -28,14 +28,21 @@ __all__ = [
     "LOSS_ALIASES",
     "LOSS_NAMES",
     "check_data",
+    "check_inputs",
     "check_sample_weight",
     "classes_of",
     "declared_loss_matrix",
     "fresh",
     "hamming_items",
     "normalised_weights",
+    "point_shape",
+    "polytope_outputs",
     "resolve_loss_matrix",
 ]
+
+#: A row of ``Y`` is a vertex of the declared polytope when it is within this distance (in
+#: each coordinate) of one: outputs are exact embeddings, 0/1 vectors or ranks.
+VERTEX_ATOL = 1e-9
 
 #: Loss names a declaration accepts (built for ``k`` classes when the data are seen).
 LOSS_NAMES = ("zero_one", "ordinal", "squared", "abstain")
@@ -160,15 +167,21 @@ def hamming_items(loss: object) -> int | None:
     return None
 
 
-def check_data(X: ArrayLike, y: ArrayLike, rankings: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """``X`` as a non-empty finite ``(n, d)`` float array and ``y`` as one label per row (or,
-    with ``rankings``, one full ranking ``R[i, j]`` = rank of item ``j`` per row)."""
+def check_inputs(X: ArrayLike) -> np.ndarray:
+    """``X`` as a non-empty finite ``(n, d)`` float array."""
     X = as_float_array("X", X)
     if X.ndim != 2 or X.shape[0] == 0:
         raise ValueError(
             f"X must be a non-empty 2-D array (n_samples, n_features); got shape {X.shape}."
         )
     check_finite("X", X)
+    return X
+
+
+def check_data(X: ArrayLike, y: ArrayLike, rankings: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` as a non-empty finite ``(n, d)`` float array and ``y`` as one label per row (or,
+    with ``rankings``, one full ranking ``R[i, j]`` = rank of item ``j`` per row)."""
+    X = check_inputs(X)
     y = np.asarray(y)
     if rankings:
         y = check_rankings(y, X.shape[0], name="y (rankings R[i, j] = rank of item j)")
@@ -209,3 +222,145 @@ def fresh(fmap: FeatureMap) -> FeatureMap:
     for name in [n for n in vars(fresh_map) if n.endswith("_") and not n.startswith("__")]:
         delattr(fresh_map, name)
     return fresh_map
+
+
+def polytope_outputs(polytope: object, Y: ArrayLike, dim: int, n: int) -> np.ndarray:
+    """Each sample's output as its embedding, a vertex of ``polytope`` (a row of ``(n, dim)``).
+
+    ``Y`` holds the embeddings themselves (one row of ``dim`` numbers per sample: 0/1 vectors for
+    the unit cube and the knapsack, rank vectors for the permutahedron, node and edge indicators
+    for a marginal polytope, ``(n, k, k)`` or row-major ``(n, k^2)`` permutation matrices for the
+    Birkhoff polytope), or labels converted here: the ordinal labels ``1..dim + 1`` for the order
+    simplex (a 1-D ``Y``: label ``y`` is the cumulative vector ``sum_{i < y} e_i``), rankings
+    ``R[i, j]`` = rank of item ``j`` for the Birkhoff polytope (``dim = k^2``).
+
+    Every row must be a vertex of the polytope (to :data:`VERTEX_ATOL`): among
+    ``polytope.vertices`` when it can list them, else a point of the polytope that its linear
+    maximisation oracle returns for its own direction (``argmax(y) = y``, which holds at every
+    vertex of a 0/1 polytope and of a permutahedron), else a point of its linear description.
+    """
+    Y = np.asarray(Y)
+    if Y.dtype.kind not in "biuf":
+        raise ValueError(f"y must be numeric embeddings (or labels); got dtype {Y.dtype}.")
+    Y = Y.astype(np.float64)
+    if Y.shape[:1] != (n,):
+        raise ValueError(f"y must have one row per row of X ({n}); got shape {Y.shape}.")
+    check_finite("y", Y)
+    E = _label_embeddings(polytope, Y, dim)
+    if E is None:
+        E = Y.reshape(n, -1)
+        if E.shape[1] != dim:
+            raise ValueError(
+                f"y must hold each sample's embedding, a vertex of {polytope!r} with {dim} "
+                f"coordinates (the size of the loss's matrix M); got rows of {E.shape[1]}."
+            )
+    bad = np.flatnonzero(~_are_vertices(polytope, E, dim))
+    if bad.size:
+        raise ValueError(
+            f"every row of y must be a vertex of {polytope!r} (an output's embedding); "
+            f"{bad.size} rows are not, e.g. row {bad[0]}: {E[bad[0]].tolist()}."
+        )
+    return E
+
+
+def _label_embeddings(polytope: object, Y: np.ndarray, dim: int) -> np.ndarray | None:
+    """``Y`` given as labels converted to embeddings, or None when ``Y`` holds embeddings."""
+    from ..polytopes import Birkhoff, Marginal, OrderSimplex
+
+    if isinstance(polytope, OrderSimplex) and Y.ndim == 1:
+        if not np.all(np.isin(Y, np.arange(1, dim + 2))):
+            raise ValueError(
+                f"y must hold the ordinal labels 1..{dim + 1} (or their cumulative vectors, rows "
+                f"of length {dim}) for the order simplex of the loss's {dim} coordinates; got "
+                f"labels {np.unique(Y)[:10].tolist()}."
+            )
+        return (np.arange(dim)[None, :] < Y[:, None] - 1).astype(np.float64)
+    if isinstance(polytope, Marginal) and Y.ndim == 2 and not isinstance(polytope.graph, str):
+        if Y.shape[1] == polytope.graph.number_of_nodes() != dim:
+            return _node_and_edge_indicators(Y, polytope.graph, dim)
+    if isinstance(polytope, Birkhoff) and Y.ndim == 2 and Y.shape[1] ** 2 == dim:
+        R = check_rankings(Y, Y.shape[0], name="y (rankings R[i, j] = rank of item j)")
+        k = R.shape[1]
+        rows = np.zeros((R.shape[0], k, k))
+        np.put_along_axis(rows, (R - 1)[..., None], 1.0, axis=-1)
+        return rows.reshape(R.shape[0], k * k)
+    return None
+
+
+def _node_and_edge_indicators(Y: np.ndarray, graph: Any, dim: int) -> np.ndarray:
+    """Node labels ``Y[s, i]`` in ``0..k-1`` (nodes in ``graph.nodes()`` order) to the marginal
+    polytope's vertices: one-hot node indicators (node-major), then each edge ``(i, j)`` of
+    ``graph.edges()``'s ``k x k`` indicator, row-major with rows the label of ``i``
+    (:meth:`advgame.polytopes.Marginal.constraints`)."""
+    nodes = list(graph.nodes())
+    N, E = len(nodes), graph.number_of_edges()
+    k = round((math.sqrt(N * N + 4 * E * dim) - N) / (2 * E)) if E else dim // N
+    if N * k + E * k * k != dim:
+        raise ValueError(
+            f"the loss's M has {dim} coordinates, not N k + |E| k^2 for this graph's N = {N} "
+            f"nodes and |E| = {E} edges."
+        )
+    if not np.all(np.isin(Y, np.arange(k))):
+        raise ValueError(f"y must hold node labels 0..{k - 1}, one column per node of the graph.")
+    labels = Y.astype(np.int64)
+    n = labels.shape[0]
+    position = {node: i for i, node in enumerate(nodes)}
+    first = np.array([position[a] for a, _ in graph.edges()], dtype=np.int64)
+    second = np.array([position[b] for _, b in graph.edges()], dtype=np.int64)
+    Z = np.zeros((n, dim))
+    rows = np.arange(n)[:, None]
+    Z[rows, np.arange(N)[None, :] * k + labels] = 1.0
+    cells = labels[:, first] * k + labels[:, second]
+    Z[rows, N * k + np.arange(E)[None, :] * k * k + cells] = 1.0
+    return Z
+
+
+def _are_vertices(polytope: object, E: np.ndarray, dim: int) -> np.ndarray:
+    """Whether each row of ``E`` is a vertex of ``polytope`` (see :func:`polytope_outputs`)."""
+    from ..exceptions import NotApplicableError, SizeLimitError
+
+    shape = point_shape(polytope, dim)
+    try:
+        V = polytope.vertices(shape[0]).reshape(-1, dim)
+    except (SizeLimitError, NotApplicableError, NotImplementedError):
+        V = None
+    if V is not None:
+        scale = max(1.0, float(np.abs(V).max(initial=0.0)))
+        keys = np.round(np.vstack([V, E]) / (scale * VERTEX_ATOL * 10)).astype(np.int64)
+        _, inverse = np.unique(keys, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        return np.isin(inverse[len(V) :], inverse[: len(V)])
+    try:
+        points = E.reshape(E.shape[0], *shape)
+        inside = np.atleast_1d(polytope.contains(points, atol=VERTEX_ATOL))
+        chosen = polytope.argmax(points).reshape(E.shape[0], dim)
+        return inside & np.all(np.abs(chosen - E) <= VERTEX_ATOL, axis=1)
+    except (NotApplicableError, NotImplementedError):
+        return _in_description(polytope.constraints(dim), E)
+
+
+def point_shape(polytope: object, dim: int) -> tuple[int, ...]:
+    """The shape of one point with ``dim`` coordinates (``(k, k)`` for matrix polytopes)."""
+    if getattr(polytope, "point_ndim", 1) == 2:
+        k = math.isqrt(dim)
+        if k * k != dim:
+            raise ValueError(
+                f"{polytope!r} holds k x k matrices, but the loss's matrix M has {dim} "
+                "coordinates, not a square number."
+            )
+        return (k, k)
+    return (dim,)
+
+
+def _in_description(description: Any, E: np.ndarray) -> np.ndarray:
+    """Whether each row of ``E`` satisfies a linear description without auxiliary variables."""
+    if description.n_aux:
+        raise ValueError(
+            "the outputs' vertices cannot be checked: the polytope lists no vertices, has no "
+            "linear maximisation oracle, and its linear description has auxiliary variables."
+        )
+    ok = np.all(description.A_ub @ E.T <= np.asarray(description.b_ub)[:, None] + VERTEX_ATOL, 0)
+    if description.A_eq is not None and description.A_eq.shape[0]:
+        gap = description.A_eq @ E.T - np.asarray(description.b_eq)[:, None]
+        ok &= np.all(np.abs(gap) <= VERTEX_ATOL, axis=0)
+    return np.asarray(ok).ravel()
