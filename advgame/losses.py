@@ -509,8 +509,7 @@ class Bilinear:
     Attributes
     ----------
     M : ndarray ``(d, d)``; u, v : ndarray ``(d,)``; c : float (read-only arrays)
-    dim : int
-        ``d``, the embedding dimension.
+        The loss's parts; ``dim`` (a property) is ``d``, the embedding dimension.
 
     Notes
     -----
