@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike
 
 from . import explain, losses, polytopes
 from ._validation import check_real
+from .compile.fenchel_young import FenchelYoungProgram, build_fenchel_young, fenchel_young_latex
 from .compile.graph import build_graph, graph_latex
 from .compile.inputs import (
     HAMMING,
@@ -82,6 +83,7 @@ BUILDERS = {
     "graph": build_graph,
     "minimax": build_minimax,
     "polytope": build_polytope,
+    "fenchel-young": build_fenchel_young,
 }
 
 _UNCERTAINTY_HELP = (
@@ -253,6 +255,7 @@ class PredictionGame:
             "graph": self._check_graph,
             "minimax": self._check_minimax,
             "polytope": self._check_polytope,
+            "fenchel-young": self._check_fenchel_young,
         }[family]()
         if isinstance(self.features, KernelFeatures) and isinstance(self.uncertainty, NormBall):
             if self.uncertainty.norm != 2:
@@ -269,13 +272,17 @@ class PredictionGame:
         over labels), ``'minimax'`` (Farnia and Tse's minimax model: a generalised entropy, or a
         loss matrix with per-class :class:`~advgame.uncertainty.MomentBalls`), ``'birkhoff'``
         (the permutation game), ``'graph'`` (a graph's marginal polytope), ``'polytope'`` (a
-        :class:`~advgame.losses.Bilinear` loss over any polytope with a linear description)."""
+        :class:`~advgame.losses.Bilinear` loss over any polytope with a linear description),
+        ``'fenchel-young'`` (the Brier or Shannon entropy over a polytope, with an uncertainty set
+        other than MomentBalls: the projection-oracle losses, :mod:`advgame.compile.fenchel_young`)."""
         if isinstance(self.loss, Bilinear):
             return "polytope"
         if isinstance(self.polytope, polytopes.Marginal):
             return "graph"
         if isinstance(self.loss, Entropy):
-            return "minimax"
+            if isinstance(self.uncertainty, MomentBalls) or self.loss.kind == "quadratic":
+                return "minimax"
+            return "fenchel-young"
         if isinstance(self.polytope, polytopes.Birkhoff):
             return "birkhoff"
         if isinstance(self.uncertainty, MomentBalls):
@@ -390,6 +397,34 @@ class PredictionGame:
             )
         self.description()
 
+    def _check_fenchel_young(self):
+        if type(self.features) is not Multiclass:
+            raise self._invalid(
+                "features",
+                "loss",
+                "a generalised entropy over a polytope scores its points by their embeddings, "
+                "phi(x, y) = emb(y) ⊗ [x; 1].",
+                "features='multiclass' or ag.features.Multiclass(fit_intercept)",
+            )
+        if self.loss.kind == "brier":
+            try:
+                self._entropy_description()
+            except ValueError as exc:
+                raise self._invalid(
+                    "loss",
+                    "polytope",
+                    f"the entropy's points have {self.loss.n_labels} coordinates, which the "
+                    f"polytope does not take ({exc})",
+                    "ag.losses.brier(d) with d the dimension of the polytope's points",
+                ) from None
+
+    def _entropy_description(self):
+        """The polytope's linear description for a generalised entropy's points, or None."""
+        try:
+            return self.polytope.constraints(self.loss.n_labels)
+        except NotApplicableError:
+            return None
+
     def description(self) -> "polytopes.LinearDescription | None":
         """The polytope's linear description for the points of a :class:`~advgame.losses.Bilinear`
         loss (``d`` = the size of its ``M``), or None when the polytope has none (its game then
@@ -452,7 +487,7 @@ class PredictionGame:
     # --------------------------------------------------------------------------- compile
     def compile(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
-    ) -> "LearningProgram | MinimaxProgram | PolytopeProgram | OracleProgram":
+    ) -> "LearningProgram | MinimaxProgram | PolytopeProgram | FenchelYoungProgram | OracleProgram":
         r"""Compile the learning problem on data ``(X, y)``: the family's builder
         (:data:`BUILDERS`) called with the four declarations and the data.
 
@@ -504,6 +539,8 @@ class PredictionGame:
             return polytope_latex(
                 self.loss, self.polytope, self.features, self.uncertainty, self.description()
             )
+        if self.family == "fenchel-young":
+            return fenchel_young_latex(self.polytope, self.uncertainty)
         if self.family == "minimax":
             return minimax_latex(self.loss, self.uncertainty, self.features.fit_intercept)
         if self.family == "birkhoff":
@@ -530,6 +567,14 @@ class PredictionGame:
         elif family == "polytope":
             body = explain.polytope_lines(
                 self.loss, self.polytope, self.description(), self.features, self.uncertainty
+            )
+        elif family == "fenchel-young":
+            body = explain.fenchel_young_lines(
+                self.loss,
+                self.polytope,
+                self._entropy_description(),
+                self.features,
+                self.uncertainty,
             )
         elif family == "minimax" and isinstance(self.loss, Entropy):
             kind = minimax_kind(self.loss, self.uncertainty)

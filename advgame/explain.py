@@ -31,6 +31,7 @@ __all__ = [
     "birkhoff_lines",
     "closed_form_lines",
     "fast_path_lines",
+    "fenchel_young_lines",
     "game_explanation",
     "graph_lines",
     "minimax_lines",
@@ -219,6 +220,55 @@ def polytope_lines(
         + "; rows polytope, game, moments.",
         "solve: program.solve() (HiGHS for an LP, cvxpy otherwise); program.dual().solve() "
         "gives the same optimum and each sample's mu*.",
+    ]
+
+
+def fenchel_young_lines(
+    loss: Entropy, polytope: Any, description: Any, fmap: FeatureMap, u: UncertaintySet
+) -> list[str]:
+    """A generalised entropy over a polytope (:mod:`advgame.compile.fenchel_young`): the
+    Fenchel-Young loss of the projection oracles; ``description`` is the polytope's linear
+    description, or None when it has none."""
+    d = loss.n_labels
+    geometry = "Euclidean" if loss.kind == "brier" else "KL"
+    lines = [
+        f"loss: {loss!r}, H(mu) = "
+        + ("1 - ||mu||^2" if loss.kind == "brier" else "-sum_j mu_j log mu_j")
+        + f" over the polytope: the {geometry} Fenchel-Young (projection) loss of Blondel (2019, "
+        "Eq. 5-6), "
+        + (
+            "F(g) - g.y = 1 - ||y||^2 + 2 L(g / 2; y), mu* = project(g / 2)."
+            if loss.kind == "brier"
+            else "F(g) - g.y = L(g; y) - sum_j y_j log y_j, mu* = project(g, 'kl')."
+        ),
+        "fast path: the polytope's projection per sample (polytope.project); the compiled "
+        "program holds every sample's inner maximisation at once.",
+        "",
+        f"features: {type(fmap).__name__} -> phi(x, y) = emb(y) ⊗ [x; 1], theta = vec(Theta) "
+        f"with (d + 1) * {d} parameters.",
+        f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint}; regulariser "
+        f"R(theta) = {u.regularizer}.",
+    ]
+    if loss.kind != "brier" or description is None:
+        return lines + [
+            "program: none compiled yet (the Shannon entropy needs an exponential cone; a "
+            "polytope without constraints() has no linear description); ag.ProjectionClassifier "
+            "and ag.LabelRanker fit this loss by L-BFGS through the projections."
+        ]
+    m_ub = description.A_ub.shape[0]
+    m_eq = 0 if description.A_eq is None else description.A_eq.shape[0]
+    kind = "SOCP" if u.program_kind == "SOCP" else "QP"
+    return lines + [
+        f"polytope: {polytope!r}: {d} coordinates, linear description with {m_ub} inequality "
+        f"rows, {m_eq} equality rows and {description.n_aux} auxiliary variables.",
+        f"program: {kind}. Primal blocks theta ((d + 1) * {d}), s (n * {d}, the quadratic "
+        f"||s_i||^2 / 4), lam (n * {m_ub}), eta (n * {m_eq}); rows game (n * {d})"
+        + (f", game aux (n * {description.n_aux})" if description.n_aux else "")
+        + ". Dual blocks mu (with -||mu_i||^2)"
+        + ("" if isinstance(u, Exact) else ", moment_gap")
+        + "; rows polytope, moments.",
+        "solve: program.solve() (HiGHS or cvxpy); program.dual().solve() gives the same optimum "
+        "and each sample's mu* = project(g_i / 2).",
     ]
 
 

@@ -10,6 +10,7 @@ backends (:mod:`~advgame.compile.highs`, :mod:`~advgame.compile.cvx`) ->
 :mod:`~advgame.compile.solution`; nothing here imports the declaration.
 """
 
+from .fenchel_young import FenchelYoungProgram, build_fenchel_young
 from .graph import GraphLearningProgram, build_graph, compile_graph, compile_graph_cuts
 from .learning import (
     AdversaryProgram,
@@ -30,6 +31,7 @@ from .solution import Solution
 __all__ = [
     "AdversaryProgram",
     "AdversarySolution",
+    "FenchelYoungProgram",
     "GraphLearningProgram",
     "LearningProgram",
     "LearningSolution",
@@ -40,6 +42,7 @@ __all__ = [
     "Program",
     "ProgramView",
     "Solution",
+    "build_fenchel_young",
     "build_graph",
     "build_learning",
     "build_matching",

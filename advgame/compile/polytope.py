@@ -103,7 +103,9 @@ __all__ = [
     "PolytopeProgram",
     "build_polytope",
     "compile_polytope",
+    "linear_description",
     "polytope_dual",
+    "polytope_data",
     "polytope_latex",
     "polytope_primal",
 ]
@@ -302,6 +304,42 @@ class PolytopeProgram(LearningProgram):
         return x[self._dual.program.variables["mu"]].reshape(self.n_samples, self.n_labels)
 
 
+def polytope_data(
+    bilinear: tuple[np.ndarray, np.ndarray, np.ndarray, float],
+    description: Any,
+    fmap: FeatureMap,
+    uncertainty: UncertaintySet,
+    X: np.ndarray,
+    E: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+) -> PolytopeData:
+    """The :class:`PolytopeData` of a bilinear loss's ``(M, u, v, c)`` over a polytope's linear
+    ``description``, a fitted feature map, an uncertainty set, inputs ``X`` (n, d_x) and the
+    outputs' embeddings ``E`` (n, d)."""
+    M, u, v, c = bilinear
+    width = M.shape[0] + description.n_aux
+    w = normalised_weights(sample_weight, X.shape[0])
+    D = fmap.bind(X).matrix()
+    observed = D.T @ (w[:, None] * E).ravel()
+    minus_D = -D  # a copy: D's data may be a read-only broadcast (one coordinate)
+    return PolytopeData(
+        M=M,
+        u=u,
+        v=v,
+        c=c,
+        A=_csr(description.A_ub, 0, width),
+        b=np.asarray(description.b_ub, dtype=np.float64).ravel(),
+        E=_csr(description.A_eq, 0, width),
+        e=np.zeros(0) if description.b_eq is None else np.asarray(description.b_eq, float).ravel(),
+        n_aux=int(description.n_aux),
+        fmap=fmap,
+        uncertainty=uncertainty,
+        minus_D=minus_D,
+        observed=observed,
+        w=w,
+    )
+
+
 def compile_polytope(
     loss: Any,
     description: Any,
@@ -318,31 +356,35 @@ def compile_polytope(
     embeddings ``E`` (n, d)."""
     M = np.asarray(loss.M, dtype=np.float64)
     d = M.shape[0]
-    n = X.shape[0]
-    width = d + description.n_aux
-    A = _csr(description.A_ub, 0, width)
-    Eq = _csr(description.A_eq, 0, width)
-    w = normalised_weights(sample_weight, n)
-    minus_D = fmap.bind(X).matrix()
-    observed = minus_D.T @ (w[:, None] * E).ravel()
-    minus_D.data *= -1.0
-    data = PolytopeData(
-        M=M,
-        u=np.zeros(d) if loss.u is None else np.asarray(loss.u, dtype=np.float64),
-        v=np.zeros(d) if loss.v is None else np.asarray(loss.v, dtype=np.float64),
-        c=float(loss.c),
-        A=A,
-        b=np.asarray(description.b_ub, dtype=np.float64).ravel(),
-        E=Eq,
-        e=np.zeros(0) if description.b_eq is None else np.asarray(description.b_eq, float).ravel(),
-        n_aux=int(description.n_aux),
-        fmap=fmap,
-        uncertainty=uncertainty,
-        minus_D=minus_D,
-        observed=observed,
-        w=w,
+    data = polytope_data(
+        (
+            M,
+            np.zeros(d) if loss.u is None else np.asarray(loss.u, dtype=np.float64),
+            np.zeros(d) if loss.v is None else np.asarray(loss.v, dtype=np.float64),
+            float(loss.c),
+        ),
+        description,
+        fmap,
+        uncertainty,
+        X,
+        E,
+        sample_weight,
     )
+    n, w = X.shape[0], data.w
     return PolytopeProgram(polytope_primal(data), partial(polytope_dual, data), n, d, d, w, latex)
+
+
+def linear_description(polytope: Polytope, d: int) -> Any:
+    """``polytope.constraints(d)``, or a NotApplicableError saying how to declare a polytope
+    that has a linear description."""
+    try:
+        return polytope.constraints(d)
+    except NotApplicableError:
+        raise NotApplicableError(
+            f"polytope = {polytope!r} has no linear description (constraints()), so its game "
+            "has no compiled program; declare the polytope by Polytope.from_constraints(A_ub, "
+            "b_ub, A_eq, b_eq) or Polytope.from_vertices(V)."
+        ) from None
 
 
 def build_polytope(
@@ -380,14 +422,7 @@ def build_polytope(
     d = np.shape(loss.M)[0]
     E = polytope_outputs(polytope, y, d, X.shape[0])
     sample_weight = check_sample_weight(sample_weight, X.shape[0])
-    try:
-        description = polytope.constraints(d)
-    except NotApplicableError:
-        raise NotApplicableError(
-            f"polytope = {polytope!r} has no linear description (constraints()), so its game "
-            "has no compiled program; declare the polytope by Polytope.from_constraints(A_ub, "
-            "b_ub, A_eq, b_eq) or Polytope.from_vertices(V)."
-        ) from None
+    description = linear_description(polytope, d)
     fmap = fresh(features).fit(X, d)
     latex = polytope_latex(loss, polytope, features, uncertainty, description)
     return compile_polytope(loss, description, fmap, uncertainty, X, E, sample_weight, latex)

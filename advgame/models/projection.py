@@ -43,9 +43,11 @@ from .._estimator.inputs import (
     validate_numeric,
 )
 from .._validation import check_real
+from ..declaration import PredictionGame
 from ..decoding import apply_flat
 from ..exceptions import NotApplicableError
-from ..features import check_kernel_params
+from ..features import Multiclass, check_kernel_params
+from ..losses import Entropy
 from ..permutation import ranks_to_matrices
 from ..polytopes import (
     GEOMETRIES,
@@ -60,6 +62,7 @@ from ..polytopes import (
     UnitCube,
 )
 from ..solvers.projection import fit_fenchel_young
+from ..uncertainty import Exact, SoftMoments
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -210,6 +213,23 @@ class _FenchelYoungModel(BaseEstimator):
             stacklevel=3,
         )
         self.coef_, self.intercept_, self.objective_, self.n_iter_ = fitted
+        self.game_ = self._declare_game(int(np.prod(Y.shape[1:])))
+
+    def _declare_game(self, dim):
+        r"""The :class:`advgame.PredictionGame` of this model on points of ``dim`` coordinates:
+        the entropy of the geometry over the projection set, multiclass features, soft moments of ``alpha / 2`` (Euclidean: the game's
+        potentials are twice the scores) or ``alpha`` (KL), exact moments for ``alpha = 0``;
+        None for a kernel model (its declared game is not built yet)."""
+        if self.kernel is not None:
+            return None
+        euclidean = self.geometry == "euclidean"
+        lam = self.alpha / 2 if euclidean else self.alpha
+        return PredictionGame(
+            Entropy("brier" if euclidean else "log", dim),  # dim = 1: two ordinal classes
+            features=Multiclass(fit_intercept=self.fit_intercept),
+            uncertainty=SoftMoments(lam) if lam > 0 else Exact(),
+            polytope=self.projection_set_,
+        )
 
     def _check_targets(self, Y):
         """The encodings must lie in the projection set, except for the knapsack, whose count
@@ -304,16 +324,22 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         The target loss's decomposition, decoded onto the decoding set.
     projection_set_ : Polytope
     coef_, intercept_ : the score model; ``objective_`` and ``n_iter_`` from training.
+    game_ : PredictionGame or None
+        The declared game of the model (see the Notes); None for a kernel model.
 
     Notes
     -----
-    There is no ``game_`` (the declared :class:`advgame.PredictionGame` of the adversarial
-    estimators).  The Fenchel-Young loss of Blondel (2019) over a polytope :math:`\mathcal C` is
-    a game too: :math:`\Psi^*_{\mathcal C}(\theta) = \max_{\mu \in \mathcal C}
-    \langle\theta, \mu\rangle - \Psi(\mu)` is the value of an adversary maximising a
-    generalised entropy :math:`-\Psi` plus the potentials :math:`\theta` over :math:`\mathcal C`.
-    But the declaration layer (``PredictionGame``) does not yet accept a generalised-entropy loss
-    over an arbitrary polytope, so the model is fitted directly
+    ``game_`` is the declared :class:`advgame.PredictionGame` of the fitted model: the
+    Fenchel-Young loss of Blondel (2019) over a polytope :math:`\mathcal C` is a game, since
+    :math:`\Psi^*_{\mathcal C}(\theta) = \max_{\mu \in \mathcal C} \langle\theta, \mu\rangle
+    - \Psi(\mu)` is the value of an adversary maximising the generalised entropy :math:`-\Psi`
+    plus the potentials over :math:`\mathcal C` (Euclidean geometry: ``ag.losses.brier``, KL:
+    ``ag.losses.log``; :mod:`advgame.compile.fenchel_young` states the exact correspondence).
+    For the Euclidean geometry, a linear model (``kernel=None``) and ``fit_intercept=False``,
+    ``game_.compile(X, Y)`` is this model's training problem as one QP: its optimum is
+    ``sum_i w_i (1 - ||phi(y_i)||^2) + 2 objective_`` at ``theta = 2 [coef_; intercept_]``.
+    With an intercept the declared game penalises it (the estimator does not), and the model
+    is fitted by L-BFGS in every case
     (:func:`advgame.solvers.projection.fit_fenchel_young`).
     """
 
@@ -464,13 +490,12 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
     Attributes
     ----------
     n_labels_ : int
-    projection_set_, decomposition_, point_shape_, coef_, intercept_, objective_, n_iter_
+    projection_set_, decomposition_, point_shape_, coef_, intercept_, objective_, n_iter_, game_
 
     Notes
     -----
-    There is no ``game_``, for the reason :class:`ProjectionClassifier` gives: the projection
-    loss is a game against an adversary maximising a generalised entropy plus the potentials over
-    the polytope, a loss the declaration layer (``PredictionGame``) does not yet accept.
+    ``game_`` is the declared :class:`advgame.PredictionGame` of the fitted model, as for
+    :class:`ProjectionClassifier` (its Notes say when ``game_.compile`` is the exact program).
     """
 
     def __init__(

@@ -743,8 +743,8 @@ def test_to_cvxpy_is_the_same_named_program(case):
             ("polytope", "loss", "Birkhoff", "zero_one"),
         ),
         (
-            lambda: ag.PredictionGame(ag.losses.brier(3), uncertainty=ag.Exact()),
-            ("loss", "uncertainty", "brier", "Exact"),
+            lambda: ag.PredictionGame(ag.losses.brier(3), features="thresholded"),
+            ("features", "loss", "Thresholded", "brier"),
         ),
         (
             lambda: ag.PredictionGame(
