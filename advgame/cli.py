@@ -114,8 +114,10 @@ COMPARE_MAX_JOBS = 4
 #: ``joblib.parallel_config`` and :func:`advgame.reproductions.fathony2018a.run`).
 REPRODUCE_MAX_JOBS = 16
 
+#: The built-in losses of ``explain`` and ``verify``, in the API's spelling (the hyphenated
+#: ``zero-one`` is accepted too, see :func:`_loss_name`).
 LOSSES = {
-    "zero-one": losses.zero_one,
+    "zero_one": losses.zero_one,
     "ordinal": losses.ordinal,
     "squared": losses.squared,
     "abstain": losses.abstain,
@@ -551,7 +553,7 @@ def cmd_demo(args):
     from .demo import training_report  # scikit-learn: about a second to import
 
     training_report()
-    print("\nNext: 'advgame explain zero-one --k 3' shows the LP, its dual and the extreme points.")
+    print("\nNext: 'advgame explain zero_one --k 3' shows the LP, its dual and the extreme points.")
     return 0
 
 
@@ -713,7 +715,8 @@ def _fraction_in_unit_interval(text):
     return value
 
 
-def _compare_loss(text):
+def _loss_name(text):
+    """A loss name in the API's spelling: ``zero-one`` and ``zero_one`` both name ``zero_one``."""
     return text.replace("-", "_")
 
 
@@ -741,7 +744,13 @@ class _Parser(argparse.ArgumentParser):
 def _loss_arguments():
     """The arguments naming a loss, shared by ``explain`` and ``verify``."""
     parent = _Parser(add_help=False)
-    parent.add_argument("loss", nargs="?", choices=list(LOSSES), help="a built-in loss")
+    parent.add_argument(
+        "loss",
+        nargs="?",
+        type=_loss_name,
+        choices=list(LOSSES),
+        help="a built-in loss (zero-one is accepted for zero_one)",
+    )
     parent.add_argument("--k", type=int, help="number of labels")
     parent.add_argument("--weight", type=float, help="scale c of the loss (default 1)")
     parent.add_argument(
@@ -965,7 +974,7 @@ def _compare_parser(commands):
     )
     compare.add_argument(
         "--loss",
-        type=_compare_loss,
+        type=_loss_name,
         choices=list(COMPARE_LOSSES),
         default="zero_one",
         help="the loss the models are scored by (default zero_one)",

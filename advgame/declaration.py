@@ -36,6 +36,7 @@ from .compile.inputs import (
     LOSS_NAMES,
     classes_of,
     declared_loss_matrix,
+    graph_loss,
     hamming_items,
     resolve_loss_matrix,
 )
@@ -340,7 +341,7 @@ class PredictionGame:
                 "a graph game is played over an additive loss sum_i w_i L[a_i, y_i] (a loss "
                 "matrix); of the generalised entropies only the log loss has a graph form (the "
                 "CRF, which has no compiled program).",
-                "a loss matrix or one of " + str(LOSS_NAMES) + " with "
+                "a loss matrix or one of " + str(LOSS_NAMES + (HAMMING,)) + " with "
                 "polytope=ag.polytopes.Marginal(graph); a generalised entropy with polytope=None",
             )
         if not isinstance(self.features, GraphFeatures):
@@ -468,7 +469,8 @@ class PredictionGame:
                     f"loss = {self.loss!r} is built for the number of classes: give k (or data)."
                 )
             k = self.loss.n_labels
-        return declared_loss_matrix(self.loss, k, self.alpha, classes)
+        loss = graph_loss(self.loss) if self.family == "graph" else self.loss
+        return declared_loss_matrix(loss, k, self.alpha, classes)
 
     def game(self, k: int | None = None) -> Game:
         """The per-sample game (:class:`~advgame.Game`) of the declared loss, for ``k`` classes
@@ -597,7 +599,7 @@ class PredictionGame:
                     self.uncertainty,
                     self.polytope,
                 )
-        return "\n".join([repr(self), "", *body])
+        return "\n".join([explain.rounded(self), "", *body])
 
     def __repr__(self):
         parts = [f"loss={_describe(self.loss)}"]

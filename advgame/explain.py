@@ -11,6 +11,7 @@ core, so that :class:`advgame.Game` needs nothing from this layer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -36,10 +37,34 @@ __all__ = [
     "graph_lines",
     "minimax_lines",
     "polytope_lines",
+    "rounded",
     "simplex_lines",
     "structure_lines",
     "theorem_vertex_count",
 ]
+
+
+#: Significant digits of the numbers of a declaration in an explanation (:func:`rounded`).
+DECLARATION_DIGITS = 4
+
+#: A decimal number written in full (``0.0013192612137203166``, ``2.5e-07``), not inside a name.
+_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?:e[+-]?\d+)?(?![\w.])")
+
+
+def _round_decimal(match: re.Match) -> str:
+    text = match.group()
+    short = f"{float(text):.{DECLARATION_DIGITS}g}"
+    return short if float(short) != float(text) else text
+
+
+def rounded(value: Any) -> str:
+    """``repr(value)`` with every decimal number at :data:`DECLARATION_DIGITS` significant digits.
+
+    Explanations print declarations this way (``SoftMoments(lam=0.001319)``); ``repr`` keeps
+    full precision, so that it still recreates the object.  A number that the rounding would not
+    change is left as written (``1.0`` stays ``1.0``).
+    """
+    return _DECIMAL.sub(_round_decimal, repr(value))
 
 
 # ------------------------------------------------------------------------- the per-sample game
@@ -135,9 +160,9 @@ def _program_lines(
     }.get(type(fmap), "p (the callable's features)")
     return [
         f"features: {type(fmap).__name__} -> theta has {params} parameters.",
-        f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint}; regulariser "
+        f"uncertainty: {rounded(u)}: the adversary keeps {u.adversary_constraint}; regulariser "
         f"R(theta) = {u.regularizer}.",
-        f"polytope: {polytope!r} (each sample's conditional q_i).",
+        f"polytope: {rounded(polytope)} (each sample's conditional q_i).",
         f"program: {kind}. Primal blocks theta ({params}), u (n), p (n * {l}); rows game "
         f"(n * {k}), simplex (n)"
         + {
@@ -168,7 +193,7 @@ def birkhoff_lines(u: UncertaintySet) -> list[str]:
         f"prediction {fast_paths.BIRKHOFF.prediction}.",
         "not used: the k!-label simplex game (its loss matrix has (k!)^2 entries).",
         "",
-        f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint}; regulariser "
+        f"uncertainty: {rounded(u)}: the adversary keeps {u.adversary_constraint}; regulariser "
         f"R(W) = {u.regularizer} on the item-position weights W (not the intercepts).",
         "polytope: Birkhoff() (each sample's adversary Q_i is doubly stochastic).",
         f"program: {u.program_kind}. Primal blocks W (d * k^2), b (k^2), predictor (n * k^2), "
@@ -186,7 +211,7 @@ def polytope_lines(
     M = np.asarray(loss.M)
     d = M.shape[0]
     lines = [
-        f"loss: {loss!r}, bilinear on the embeddings: loss(a, y) = c + u.a + v.y + a' M y with "
+        f"loss: {rounded(loss)}, bilinear on the embeddings: loss(a, y) = c + u.a + v.y + a' M y with "
         f"M {d} x {M.shape[1]}, c = {float(loss.c):g}.",
         "game: the loss is affine in each side's embedding, so each sample's game over the "
         "vertices of the polytope is the bilinear game max_{mu in P} min_{nu in P} loss(nu, mu) "
@@ -196,12 +221,12 @@ def polytope_lines(
         "",
         f"features: {type(fmap).__name__} -> phi(x, y) = emb(y) ⊗ [x; 1], theta = vec(Theta) "
         f"with (d + 1) * {d} parameters.",
-        f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint}; regulariser "
+        f"uncertainty: {rounded(u)}: the adversary keeps {u.adversary_constraint}; regulariser "
         f"R(theta) = {u.regularizer}.",
     ]
     if description is None:
         return lines + [
-            f"polytope: {polytope!r} has no linear description (constraints()): no compiled "
+            f"polytope: {rounded(polytope)} has no linear description (constraints()): no compiled "
             "program; compile(X, Y).solve() runs mirror-prox (Nemirovski 2004) with the "
             "polytope's projection and linear maximisation oracle, and returns a certified gap "
             "(advgame.solvers.polytope_game)."
@@ -209,7 +234,7 @@ def polytope_lines(
     m_ub, m_eq, n_aux = description.A_ub.shape[0], description.A_eq.shape[0], description.n_aux
     aux = f", nu_aux (n * {n_aux})" if n_aux else ""
     return lines + [
-        f"polytope: {polytope!r}: {d} coordinates, linear description with {m_ub} inequality "
+        f"polytope: {rounded(polytope)}: {d} coordinates, linear description with {m_ub} inequality "
         f"rows, {m_eq} equality rows and {n_aux} auxiliary variables (each sample's nu_i and "
         "mu_i).",
         f"program: {u.program_kind}. Primal blocks theta ((d + 1) * {d}), nu (n * {d}){aux}, "
@@ -232,7 +257,7 @@ def fenchel_young_lines(
     d = loss.n_labels
     geometry = "Euclidean" if loss.kind == "brier" else "KL"
     lines = [
-        f"loss: {loss!r}, H(mu) = "
+        f"loss: {rounded(loss)}, H(mu) = "
         + ("1 - ||mu||^2" if loss.kind == "brier" else "-sum_j mu_j log mu_j")
         + f" over the polytope: the {geometry} Fenchel-Young (projection) loss of Blondel (2019, "
         "Eq. 5-6), "
@@ -246,7 +271,7 @@ def fenchel_young_lines(
         "",
         f"features: {type(fmap).__name__} -> phi(x, y) = emb(y) ⊗ [x; 1], theta = vec(Theta) "
         f"with (d + 1) * {d} parameters.",
-        f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint}; regulariser "
+        f"uncertainty: {rounded(u)}: the adversary keeps {u.adversary_constraint}; regulariser "
         f"R(theta) = {u.regularizer}.",
     ]
     if loss.kind != "brier" or description is None:
@@ -259,7 +284,7 @@ def fenchel_young_lines(
     m_eq = 0 if description.A_eq is None else description.A_eq.shape[0]
     kind = "SOCP" if u.program_kind == "SOCP" else "QP"
     return lines + [
-        f"polytope: {polytope!r}: {d} coordinates, linear description with {m_ub} inequality "
+        f"polytope: {rounded(polytope)}: {d} coordinates, linear description with {m_ub} inequality "
         f"rows, {m_eq} equality rows and {description.n_aux} auxiliary variables.",
         f"program: {kind}. Primal blocks theta ((d + 1) * {d}), s (n * {d}, the quadratic "
         f"||s_i||^2 / 4), lam (n * {m_ub}), eta (n * {m_eq}); rows game (n * {d})"
@@ -293,7 +318,7 @@ def graph_lines(
     )
     return [
         f"loss: additive over nodes, sum_i w_i L[a_i, y_i] with L {described}.",
-        f"polytope: {polytope!r}: "
+        f"polytope: {rounded(polytope)}: "
         + (
             "the marginal polytope (exact; on a forest the local polytope, otherwise clique "
             "marginals on a junction tree)."
@@ -305,7 +330,7 @@ def graph_lines(
         f"game is an ordinary game solved by {node_game}, edge marginals by an optimal-transport "
         "LP, certified by the duality gap; other graphs: the LP over the regions' marginals.",
         "",
-        f"uncertainty: {u!r}: the adversary keeps {u.adversary_constraint} on the node and edge "
+        f"uncertainty: {rounded(u)}: the adversary keeps {u.adversary_constraint} on the node and edge "
         f"moments; regulariser R(theta) = {u.regularizer}.",
         f"program: {u.program_kind}. Primal blocks theta, alpha (one per marginal-polytope row), "
         "p (the predictor's node marginals); rows game, predictor simplex. Dual blocks mu (the "
@@ -356,7 +381,7 @@ def minimax_lines(
     return lines + [
         "",
         f"features: [x; 1], {target}; A has one row per encoded target.",
-        f"uncertainty: {balls!r}: one moment ball per row of A; regulariser "
+        f"uncertainty: {rounded(balls)}: one moment ball per row of A; regulariser "
         + (
             "sum_r lam_r ||A_r||_*^2 (Theorem 5)"
             if balls.squared

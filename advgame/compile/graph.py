@@ -42,7 +42,7 @@ import scipy.sparse as sp
 from ..features import GraphFeatures
 from ..graph import GraphGame
 from ..graph_data import ExampleBinding
-from .inputs import check_sample_weight, declared_loss_matrix, normalised_weights
+from .inputs import check_sample_weight, declared_loss_matrix, graph_loss, normalised_weights
 from .learning import LearningProgram, _rows_to_distributions, latex_loss, latex_programs
 from .program import Program
 
@@ -414,6 +414,7 @@ def build_graph(
     data = binder._bind(X_list, edge_X_list, y, fitting=True)
     classes = binder.classes_
     k = classes.size
+    loss = graph_loss(loss)
     L = declared_loss_matrix(loss, k, alpha, classes=None if isinstance(loss, str) else classes)
     fmap = GraphFeatures(binder.n_features_in_, binder.n_edge_features_in_, k)
     for name, value in (

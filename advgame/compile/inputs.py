@@ -33,6 +33,7 @@ __all__ = [
     "classes_of",
     "declared_loss_matrix",
     "fresh",
+    "graph_loss",
     "hamming_items",
     "normalised_weights",
     "point_shape",
@@ -80,6 +81,18 @@ def resolve_loss_matrix(
             "one column per class in sorted label order."
         )
     return L if classes is None else _align_to_classes(L, list(classes))
+
+
+def graph_loss(loss: object) -> object:
+    """A graph game's loss with ``'hamming'`` resolved to ``'zero_one'``.
+
+    Over the nodes of a graph the Hamming loss ``sum_i w_i [a_i != y_i]`` is additive with the
+    node-wise zero-one loss ``L[a, y] = [a != y]`` (the additive losses of Fathony et al.,
+    2018b, "Distributionally robust graphical models", Eq. 1), so a graph game's ``'hamming'``
+    is ``'zero_one'``; over the Birkhoff polytope ``'hamming'`` is the loss between permutations
+    (:data:`HAMMING`).  Any other loss is returned as it is.
+    """
+    return "zero_one" if isinstance(loss, str) and loss == HAMMING else loss
 
 
 def declared_loss_matrix(

@@ -50,6 +50,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import losses
 from .._estimator.base import ProgramNotPickled, fit_finished, fit_started, progress
 from .._estimator.inputs import check_iteration_params, check_strength, resolve_loss_matrix
+from ..compile.inputs import graph_loss
 from ..declaration import PredictionGame
 from ..exceptions import NotApplicableError
 from ..features import GraphFeatures
@@ -88,7 +89,9 @@ __all__ = [
     "graph_dual_bound",
 ]
 
-_LOSSES = ("zero_one", "ordinal", "absolute", "squared", "log")
+#: Loss names of the graphical models; ``'hamming'`` is the node-wise zero-one loss (the Hamming
+#: loss over the nodes, as in ``PredictionGame('hamming', polytope=Marginal(graph))``).
+_LOSSES = ("zero_one", "ordinal", "absolute", "squared", "hamming", "log")
 _SOLVERS = ("auto", "compile", "cutting_plane", "subgradient", "lbfgs")
 #: ``solver='auto'`` compiles the whole-data program while it has at most this many
 #: adversary marginal entries (sum over examples of ``N k + |E| k^2``), and beyond uses the
@@ -97,7 +100,7 @@ AUTO_COMPILE_SIZE = 200_000
 
 
 def _loss_matrix(loss, k, name="loss"):
-    return resolve_loss_matrix(loss, k, _LOSSES, name=name)
+    return resolve_loss_matrix(graph_loss(loss), k, _LOSSES, name=name)
 
 
 def _require_forests(data, why):
@@ -210,8 +213,9 @@ class AdversarialGraphicalModel(_GraphicalModel):
 
     Parameters
     ----------
-    loss : {'zero_one', 'ordinal' (= 'absolute'), 'squared', 'log'} or LossMatrix, default='zero_one'
-        The per-node loss ``L[ŷ, y]`` (one column per class in sorted label order).
+    loss : {'zero_one', 'ordinal' (= 'absolute'), 'squared', 'hamming', 'log'} or LossMatrix, default='zero_one'
+        The per-node loss ``L[ŷ, y]`` (one column per class in sorted label order);
+        ``'hamming'`` (the Hamming loss over the nodes) is the node-wise ``'zero_one'``.
     graph : 'chain' or networkx.Graph, default='chain'
         ``'chain'``: each example is a sequence (a path over its rows).  A graph on the nodes
         ``0..N-1``: every example has ``N`` rows, row ``i`` for node ``i``; edge inputs follow

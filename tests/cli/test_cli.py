@@ -215,6 +215,37 @@ def test_usage_error(capsys):
     assert "invalid choice" in err
 
 
+@pytest.mark.parametrize("command", [("explain",), ("verify", "--n", "8")])
+def test_loss_names_in_the_api_spelling(capsys, command):
+    """``zero_one`` (the API's name) and ``zero-one`` (the older CLI name) run the same game."""
+    expected = "zero_one(weight=1)" if command[0] == "explain" else "ok: every method agrees"
+    for name in ("zero_one", "zero-one"):
+        code, out, err = run_cli(capsys, command[0], name, "--k", "3", *command[1:])
+        assert code == 0, err
+        assert expected in out
+
+
+def test_loss_choices_use_the_api_spelling(capsys):
+    code, out, _ = run_cli(capsys, "explain", "--help")
+    assert code == 0
+    assert "{zero_one,ordinal,squared,abstain}" in out
+    code, _, err = run_cli(capsys, "explain", "zero_two", "--k", "3")
+    assert code == 2 and "invalid choice: 'zero_two'" in err
+
+
+def test_help_lists_every_subcommand(capsys):
+    code, out, _ = run_cli(capsys, "--help")
+    assert code == 0
+    listed = re.findall(r"^    (\w+)\s", out, flags=re.MULTILINE)
+    commands = next(
+        action
+        for action in cli.build_parser()._actions
+        if isinstance(action, cli.argparse._SubParsersAction)
+    )
+    assert listed == list(commands.choices)
+    assert "demo" in listed
+
+
 @pytest.mark.slow  # a fresh interpreter: 6 s
 def test_python_dash_m():
     result = subprocess.run(

@@ -884,3 +884,53 @@ def test_a_labelled_matrix_orders_the_classes_and_keeps_its_structure():
     # labels that do not name the classes (display names) leave the sorted order
     display = ag.LossMatrix(ag.losses.ordinal(3).matrix, labels=["a", "b", "c"])
     assert list(ag.declaration.classes_of(names[index], display)[0]) == sorted(names)
+
+
+def _rounding_cases():
+    """One declaration of each family with the strength 0.0013192612137203166."""
+    import networkx as nx
+
+    from advgame.models.graphical import GraphFeatures
+
+    lam = 0.0013192612137203166
+    soft = ag.SoftMoments(lam)
+    return lam, {
+        "simplex": ag.PredictionGame("zero_one", uncertainty=soft),
+        "minimax": ag.PredictionGame("zero_one", uncertainty=ag.MomentBalls(lam)),
+        "birkhoff": ag.PredictionGame(
+            "hamming", uncertainty=soft, polytope=ag.polytopes.Birkhoff()
+        ),
+        "graph": ag.PredictionGame(
+            "zero_one", GraphFeatures(), soft, ag.polytopes.Marginal(nx.path_graph(3))
+        ),
+        "fenchel-young": ag.PredictionGame(ag.losses.brier(3), uncertainty=soft),
+        "polytope": ag.PredictionGame(
+            ag.losses.Bilinear(-np.eye(3), c=1.0), uncertainty=soft, polytope=ag.polytopes.Simplex()
+        ),
+    }
+
+
+def test_explain_prints_declarations_rounded_and_repr_keeps_full_precision():
+    lam, games = _rounding_cases()
+    for family, game in games.items():
+        assert game.family == family
+        text = game.explain(k=3)
+        assert "(lam=0.001319)" in text or "(radius=0.001319," in text, family
+        assert repr(lam) not in text, family
+        assert repr(lam) in repr(game), family
+        assert text.splitlines()[0] == ag.explain.rounded(game), family
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (ag.SoftMoments(0.0013192612137203166), "SoftMoments(lam=0.001319)"),
+        (ag.SoftMoments(1.0), "SoftMoments(lam=1.0)"),  # unchanged by rounding: kept as written
+        (ag.SoftMoments(0.1), "SoftMoments(lam=0.1)"),
+        (ag.NormBall(123.456789, 2), "NormBall(radius=123.5, norm=2)"),
+        (ag.SoftMoments(2.5e-07), "SoftMoments(lam=2.5e-07)"),
+        (ag.SoftMoments(1.23456789e-07), "SoftMoments(lam=1.235e-07)"),
+    ],
+)
+def test_rounded_keeps_four_significant_digits(value, expected):
+    assert ag.explain.rounded(value) == expected

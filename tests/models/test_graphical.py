@@ -185,6 +185,42 @@ def test_predict_marginals_are_distributions():
             assert np.all(p >= -1e-9)
 
 
+@pytest.mark.parametrize("solver", ["compile", "subgradient"])
+def test_hamming_is_the_node_wise_zero_one_loss(solver):
+    """``loss='hamming'`` over a graph's nodes is ``sum_i w_i [a_i != y_i]``, the zero-one loss
+    per node: the fit, the predictions and the score equal those of ``loss='zero_one'``."""
+    X, y = make_ordinal_sequences(n_sequences=10, length=(2, 4), random_state=7)
+    options = {"solver": solver, "max_iter": 20, "random_state": 0}
+    hamming = AdversarialGraphicalModel(loss="hamming", **options).fit(X, y)
+    zero_one = AdversarialGraphicalModel(loss="zero_one", **options).fit(X, y)
+    np.testing.assert_array_equal(hamming.loss_matrix_.matrix, ag.losses.zero_one(3).matrix)
+    np.testing.assert_allclose(hamming.theta_, zero_one.theta_, rtol=1e-9, atol=1e-12)
+    assert hamming.objective_ == pytest.approx(zero_one.objective_, rel=1e-12)
+    assert [p.tolist() for p in hamming.predict(X)] == [p.tolist() for p in zero_one.predict(X)]
+    assert hamming.score(X, y) == pytest.approx(zero_one.score(X, y))
+    # brute force: minus the node-weighted mean Hamming distance of the predictions
+    predicted = np.concatenate(hamming.predict(X))
+    assert hamming.score(X, y) == pytest.approx(-np.mean(predicted != np.concatenate(y)))
+
+
+def test_hamming_declaration_on_a_graph_compiles_like_zero_one():
+    X, y = _tiny(n=5)
+    model = AdversarialGraphicalModel(loss="zero_one", solver="compile").fit(X, y)
+    declared = model.game_
+    programs = {}
+    for loss in ("hamming", "zero_one"):
+        game = ag.PredictionGame(loss, declared.features, declared.uncertainty, declared.polytope)
+        np.testing.assert_array_equal(game.loss_matrix(2).matrix, ag.losses.zero_one(2).matrix)
+        programs[loss] = game.compile(X, y).solve()
+    assert programs["hamming"].objective == pytest.approx(programs["zero_one"].objective)
+    text = ag.PredictionGame(
+        "hamming", declared.features, declared.uncertainty, declared.polytope
+    ).explain()
+    assert "with L 'hamming'" in text and "recognised as zero_one" in text
+    with pytest.raises(ValueError, match="'hamming'"):
+        AdversarialGraphicalModel(loss="hammming").fit(X, y)
+
+
 def test_fixed_graph_with_cycle_compiles_and_decodes_like_brute_force():
     graph = nx.cycle_graph(4)
     rng = np.random.default_rng(0)
