@@ -4,7 +4,16 @@ reports its progress on stderr when ``verbose`` is set."""
 import sys
 import time
 
-__all__ = ["ProgramNotPickled", "fit_finished", "fit_started", "progress"]
+__all__ = [
+    "CONVERGENCE_STATUSES",
+    "ProgramNotPickled",
+    "fit_finished",
+    "fit_started",
+    "progress",
+    "record_convergence",
+]
+
+CONVERGENCE_STATUSES = ("optimal", "certified", "uncertified")
 
 
 class ProgramNotPickled:
@@ -23,6 +32,27 @@ class ProgramNotPickled:
         for name in self._NOT_PICKLED:
             state.pop(name, None)
         return state
+
+
+def record_convergence(estimator, gap, tol, objective, *, exact=False, reason=""):
+    """Set the fitted attributes every estimator shares: ``gap_``, ``converged_`` and
+    ``stop_reason_``.
+
+    ``converged_`` is one of :data:`CONVERGENCE_STATUSES`: ``'optimal'`` for an exact program
+    solved to optimality (``exact=True``; ``gap_`` is the solver's own, 0 when it reports none),
+    ``'certified'`` when an independent bound proves ``gap_ <= tol * max(1, |objective_|)``, and
+    ``'uncertified'`` otherwise.  ``stop_reason_`` is the free-text account (``reason``) of why
+    the solver stopped; the status never depends on its wording.
+    """
+    gap = float(gap)
+    if exact:
+        status = "optimal"
+    elif gap <= tol * max(1.0, abs(float(objective))):
+        status = "certified"
+    else:
+        status = "uncertified"
+    estimator.gap_, estimator.converged_ = gap, status
+    estimator.stop_reason_ = str(reason) or status
 
 
 def progress(estimator, message, level=1):
