@@ -1,4 +1,4 @@
-"""cvxpy backend: any program kind (LP, QP, SOCP), and the program as a cvxpy ``Problem``.
+"""cvxpy backend: any program kind (LP, QP, SOCP, EXP), and the program as a cvxpy ``Problem``.
 
 The ``Problem`` is a view of the same :class:`~advgame.compile.program.Program` the HiGHS backend
 solves: one named ``Variable`` per block and the constraints in their named groups, so that
@@ -112,6 +112,11 @@ def to_cvxpy(program: SolvableProgram) -> NamedProblem:
             _constant(factor, label) @ _section(program, variables, block)
         )
         objective = objective + penalty if sign > 0 else objective - penalty
+    for block, function, weights, label in getattr(program, "exponentials", ()):
+        part = _section(program, variables, block)
+        atom = cp.exp(part) if function == "exp" else -cp.entr(part)
+        term = _constant(weights, label) @ atom
+        objective = objective + term if sign > 0 else objective - term
     groups = {}
     lower, upper = program.bounds
     for name, block in program.variables.items():

@@ -125,7 +125,9 @@ class PolytopeData:
     ``M``, ``u``, ``v``, ``c``: the bilinear loss; ``A``, ``b``, ``E``, ``e``: the polytope's
     linear description over ``[mu; z]`` (``d`` coordinates, ``n_aux`` auxiliary variables);
     ``minus_D`` the negated design ``-kron([X, 1], I_d)`` (``vec G = D theta``), ``observed``
-    the empirical moments ``sum_i w_i phi(x_i, y_i)``, ``w`` the normalised sample weights.
+    the empirical moments ``sum_i w_i phi(x_i, y_i)``, ``w`` the normalised sample weights;
+    ``entropy`` the generalised entropy of a Fenchel-Young game (``'brier'``, ``'log'``; empty
+    for a bilinear loss).
     """
 
     M: np.ndarray
@@ -142,6 +144,7 @@ class PolytopeData:
     minus_D: sp.csr_matrix
     observed: np.ndarray
     w: np.ndarray
+    entropy: str = ""
 
     @property
     def d(self) -> int:

@@ -265,7 +265,7 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
                 step=self.learning_rate,
                 random_state=self.random_state,
             )
-        self.coef_, self.intercept_, self.objective_, self.n_iter_ = fitted
+        self.coef_, self.intercept_, self.objective_, self.n_iter_ = fitted[:4]
         self.program_ = compiled
         fit_finished(self, started)
         return self

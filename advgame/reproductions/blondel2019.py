@@ -161,7 +161,9 @@ def _select_and_refit(make, X, y, loss, grid, rng):
 def _ranking_model(polytope, geometry, decoding):
     if polytope is None:
         return lambda a: AdversarialMatching(alpha=a)
-    return lambda a: LabelRanker(polytope=polytope, geometry=geometry, decoding=decoding, alpha=a)
+    return lambda a: LabelRanker(
+        polytope=polytope, geometry=geometry, decoding=decoding, strength=a
+    )
 
 
 def _ranking_loss(estimator, X, R):
@@ -219,7 +221,7 @@ def multilabel(settings, rng, progress):
         for column, polytope, decoding in MULTILABEL_COLUMNS:
 
             def make(a, polytope=polytope, decoding=decoding):
-                return ProjectionClassifier(polytope=polytope, decoding=decoding, alpha=a)
+                return ProjectionClassifier(polytope=polytope, decoding=decoding, strength=a)
 
             model = _select_and_refit(make, X_train, Y[train], _hamming_percent, settings.grid, rng)
             predicted = model.predict(X_test)
@@ -293,7 +295,7 @@ def ordinal(settings, rng, progress):
             for column, polytope in ORDINAL_COLUMNS:
 
                 def make(a, polytope=polytope):
-                    return ProjectionClassifier(loss="absolute", polytope=polytope, alpha=a)
+                    return ProjectionClassifier(loss="absolute", polytope=polytope, strength=a)
 
                 model = _select_and_refit(make, X_train, y_train, _mae, settings.grid, rng)
                 columns[column].append(_mae(model, X_test, y_test))
