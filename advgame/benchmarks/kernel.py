@@ -122,14 +122,14 @@ def format_report(records, meta):
     return "\n".join(lines)
 
 
-def run(quick=False, out=None, print_fn=print):
+def run(quick=False, out=None, print_fn=print, progress=True):
     """Run the benchmark (the protocol of :mod:`advgame.benchmarks`); returns one record per
     problem."""
     settings = QUICK if quick else FULL
     meta = run_meta()
-    progress = Progress("kernel")
+    progress = Progress("kernel", progress)
     records = []
-    for i, name in enumerate(settings.problems, 1):
+    for i, name in enumerate(progress.bar(settings.problems, "problem"), 1):
         progress(f"{i}/{len(settings.problems)} {name}")
         X, y = _vendored(name)
         records.append(bench_problem(name, X, y, settings.max_rows, settings.fit_repeats))

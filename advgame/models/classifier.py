@@ -36,6 +36,7 @@ from ..declaration import LOSS_ALIASES, PredictionGame
 from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
 from ..losses import LossMatrix, as_loss_matrix
 from ..solvers import SurrogateObjective
+from ..solvers._progress import Progress
 from ..solvers.auto import AUTO_CERTIFY_SIZE as AUTO_CERTIFY_SIZE  # its home: solvers.auto
 from ..solvers.auto import AUTO_COMPILE_ROWS as AUTO_COMPILE_ROWS
 from ..solvers.auto import auto_solver, fit_first_order
@@ -414,7 +415,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
                 self.max_iter,
                 self.batch_size,
                 self.random_state,
-                lambda line: progress(self, line),
+                Progress(lambda line: progress(self, line), self.verbose),
             )
             self.theta_, self.objective_, self.gap_ = result.theta, result.objective, result.gap
             self.converged_ = result.message

@@ -59,6 +59,7 @@ from ..graph_data import ExampleBinding
 from ..inference import marginals, max_sum
 from ..polytopes import Marginal
 from ..solvers import fit_adagrad, fit_lbfgs
+from ..solvers._progress import Progress
 from ..solvers.structured import CERTIFY_ROUNDS as CERTIFY_ROUNDS
 from ..solvers.structured import (
     _AdversarialInner,
@@ -481,7 +482,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
             self.backend,
             self.certify,
             self._adagrad_options(),
-            lambda line, level: progress(self, line, level),
+            Progress(lambda line: progress(self, line), self.verbose),
         )
         self.theta_, self.objective_, self.n_iter_ = result.theta, result.objective, result.n_iter
         self.gap_, self.converged_ = result.gap, result.message

@@ -52,6 +52,7 @@ from ..declaration import PredictionGame
 from ..exceptions import ConvergenceWarning, SolverError
 from ..features import Multiclass
 from ..game import map_label
+from ..solvers._progress import Progress
 from ..solvers.fista import MONITOR_EVERY as MONITOR_EVERY  # its home: solvers.fista
 from ..solvers.fista import SMOOTHING_FLOOR as SMOOTHING_FLOOR
 from ..solvers.fista import MinimaxObjective, fit_proximal, fit_smoothed_zero_one
@@ -137,9 +138,7 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
             if self.A_.shape == A0.shape:
                 A0 = self.A_.copy()
 
-        def report(line):
-            progress(self, line, 2)
-
+        report = Progress(lambda line: progress(self, line), self.verbose)
         bound = np.nan  # a compiled 0-1 model is certified by HiGHS / Clarabel themselves
         if solver == "compile":
             A, message = self._compile(X, y, sample_weight)

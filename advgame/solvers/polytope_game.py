@@ -56,6 +56,7 @@ from ..compile.inputs import (
 )
 from ..exceptions import ConvergenceWarning, NotApplicableError
 from ..uncertainty import Exact, NormBall, SoftMoments
+from ._progress import quiet
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -208,6 +209,7 @@ def solve_oracle_game(
     sample_weight: np.ndarray | None = None,
     max_iter: int = 20_000,
     tol: float = 1e-3,
+    progress: Any = None,
 ) -> OracleSolution:
     """Mirror-prox on the saddle-point problem of the module's docstring, stopped when the
     certified gap is at most ``tol * max(1, |objective|)`` (checked every
@@ -225,6 +227,8 @@ def solve_oracle_game(
     X : ndarray of shape (n, d_x)
     E : ndarray of shape (n, d)
         The outputs' embeddings (vertices of the polytope).
+    progress : Phase, optional
+        Told at every check (:class:`advgame.solvers._progress.Phase`).
     """
     n, d = E.shape
     w = normalised_weights(sample_weight, n)
@@ -256,6 +260,7 @@ def solve_oracle_game(
             candidates = [(game.upper(t, v), t, v) for t, v in ((theta, nu), averages[:2])]
             upper, best_theta, best_nu = min(candidates, key=lambda c: c[0])
             lower = max(lower, game.lower(mu), game.lower(averages[2]))
+            quiet(progress).step(iteration, upper - lower, objective=upper)
             if upper - lower <= tol * max(1.0, abs(upper)):
                 break
     converged = upper - lower <= tol * max(1.0, abs(upper))
