@@ -160,7 +160,7 @@ def _select_and_refit(make, X, y, loss, grid, rng):
 # ----------------------------------------------------------------------------- label ranking
 def _ranking_model(polytope, geometry, decoding):
     if polytope is None:
-        return lambda a: AdversarialMatching(alpha=a)
+        return lambda a: AdversarialMatching(strength=a)
     return lambda a: LabelRanker(
         polytope=polytope, geometry=geometry, decoding=decoding, strength=a
     )
