@@ -74,6 +74,7 @@ import scipy.sparse as sp
 from ..exceptions import NotApplicableError
 from ..polytopes import Simplex
 from .inputs import check_inputs, check_sample_weight, fresh, polytope_outputs
+from .learning import SAMPLE_WEIGHTS, label_moments, latex_programs, moments_of
 from .polytope import (
     PolytopeData,
     PolytopeProgram,
@@ -81,6 +82,7 @@ from .polytope import (
     _add_game_rows,
     _add_multipliers,
     _add_points,
+    _short_name,
     linear_description,
     polytope_data,
 )
@@ -152,6 +154,7 @@ def fenchel_young_dual(data: PolytopeData) -> Program:
     program.add_quadratic(mu, _per_sample_scale(data, 2.0), "sqrt(2 w) ⊗ I")
     weighted = (data.minus_D.T @ sp.diags(-np.repeat(data.w, data.d))).tocsr()
     uncertainty.add_to_dual(program, [(mu, weighted, "Phi^T W")], data.observed, data.fmap)
+    label_moments(program, "Phi^T (w ⊗ emb(y))")
     return program
 
 
@@ -230,27 +233,35 @@ def build_fenchel_young(
 
 
 def fenchel_young_latex(polytope: Polytope, uncertainty: UncertaintySet) -> str:
-    r"""The primal and dual of the Brier game over a polytope as LaTeX."""
-    regulariser = getattr(uncertainty, "regularizer", "R(\\theta)")
-    name = repr(polytope).replace("_", r"\_")
-    return "\n".join(
-        [
-            r"\begin{align*}",
-            r"\min_{\theta,\, s,\, \lambda \ge 0,\, \eta}\quad & \sum_{i=1}^{n} w_i\,\big(1 + "
-            r"b^\top\lambda_i + e^\top\eta_i + \tfrac14\|s_i\|^2 - g_i(\theta)^\top y_i\big) "
-            r"+ R(\theta)\\",
-            r"\text{s.t.}\quad & A^\top\lambda_i + E^\top\eta_i = \begin{pmatrix} g_i(\theta) - "
-            r"s_i \\ 0 \end{pmatrix} \quad \forall i",
-            r"\end{align*}",
-            r"\begin{align*}",
-            r"\max_{\mu}\quad & \sum_{i=1}^{n} w_i\,\big(1 - \|\mu_i\|^2\big) - R^*(m(\mu))\\",
-            r"\text{s.t.}\quad & \mu_i \in \mathcal P \quad \forall i",
-            r"\end{align*}",
-            r"\text{where } H(\mu) = 1 - \|\mu\|^2,\ g_i(\theta) = \Theta^\top [x_i; 1],\ "
-            r"\mathcal P = \{\mu : \exists z,\ A[\mu; z] \le b,\ E[\mu; z] = e\} \text{ ("
-            + name
-            + r")},\ R(\theta) = \text{"
-            + str(regulariser)
-            + r"},\ m(\mu) = \sum_i w_i (\mu_i - y_i) \otimes [x_i; 1]",
-        ]
+    r"""The primal and dual of the Brier game over a polytope as LaTeX, in the layout of the
+    other families (:func:`~advgame.compile.learning.latex_programs`)."""
+    primal = [
+        r"\min_{\theta,\, s,\, \lambda \ge 0,\, \eta}\quad & \sum_{i=1}^{n} w_i\,\big(1 + "
+        r"b^\top\lambda_i + e^\top\eta_i",
+        r"& \qquad + \tfrac14\|s_i\|^2 - g_i(\theta)^\top y_i\big)",
+        r"\text{s.t.}\quad & A^\top\lambda_i + E^\top\eta_i = \begin{pmatrix} g_i(\theta) - "
+        r"s_i \\ 0 \end{pmatrix} \quad \forall i \quad (\text{game})",
+    ]
+    dual = [
+        r"\max_{\mu}\quad & \sum_{i=1}^{n} w_i\,H(\mu_i)",
+        r"\text{s.t.}\quad & \mu_i \in \mathcal P \quad \forall i \quad (\text{polytope})\\",
+    ]
+    residual = r"& m(\mu) = \sum_{i=1}^{n} w_i\, (\mu_i - y_i) \otimes [x_i; 1]"
+    where = [
+        r"(x_i, y_i),\ i = 1, \dots, n: \text{the samples},\ y_i \in \mathcal P",
+        r"H(\mu) = 1 - \|\mu\|_2^2 \text{ (the Brier entropy)}",
+        r"g_i(\theta) = \Theta^\top [x_i; 1],\ \Theta: \theta \text{ as a matrix}",
+        r"\mathcal P = \{\mu : \exists z,\ A[\mu; z] \le b,\ E[\mu; z] = e\}",
+        r"A, b, E, e: \text{its linear description (" + _short_name(polytope) + ")}",
+        r"s_i: \text{the projection's residual},\ \lambda_i, \eta_i: \text{its multipliers}",
+        SAMPLE_WEIGHTS,
+    ]
+    return latex_programs(
+        primal,
+        dual,
+        residual,
+        where,
+        uncertainty,
+        "the adversary's maximum-entropy program over each sample's point mu_i",
+        rename=moments_of(r"\mu"),
     )
