@@ -536,7 +536,18 @@ class PredictionGame:
 
     # ----------------------------------------------------------------------------- LaTeX
     def latex(self, loss_matrix: LossMatrix | None = None) -> str:
-        r"""The primal and dual learning programs as LaTeX, the declarations substituted."""
+        r"""The primal and dual learning programs as LaTeX, the declarations substituted.
+
+        A sequence of ``$$`` displays (``aligned`` environments): the primal, the dual and a
+        ``where`` block that defines every symbol they use, one definition a line.  It compiles
+        with pdflatex under :func:`advgame.latex_preamble` (``amsmath`` and ``amssymb``).  For
+        a polytope without a linear description, the saddle-point problem that mirror-prox
+        solves (:func:`advgame.solvers.polytope_game.oracle_latex`).
+        """
+        if self.family == "polytope" and self.description() is None:
+            from .solvers.polytope_game import oracle_latex
+
+            return oracle_latex(self.loss, self.polytope, self.uncertainty)
         if self.family == "polytope":
             return polytope_latex(
                 self.loss, self.polytope, self.features, self.uncertainty, self.description()

@@ -97,6 +97,7 @@ import scipy.sparse as sp
 from ..exceptions import NotApplicableError
 from ..polytopes import Simplex
 from .inputs import check_inputs, check_sample_weight, fresh, polytope_outputs
+from .learning import SAMPLE_WEIGHTS, label_moments, latex_programs, moments_of
 from .polytope import (
     PolytopeData,
     PolytopeProgram,
@@ -104,6 +105,7 @@ from .polytope import (
     _add_game_rows,
     _add_multipliers,
     _add_points,
+    _short_name,
     linear_description,
     polytope_data,
 )
@@ -188,6 +190,7 @@ def fenchel_young_dual(data: PolytopeData) -> Program:
         program.add_quadratic(mu, _per_sample_scale(data, 2.0), "sqrt(2 w) ⊗ I")
     weighted = (data.minus_D.T @ sp.diags(-np.repeat(data.w, data.d))).tocsr()
     data.uncertainty.add_to_dual(program, [(mu, weighted, "Phi^T W")], data.observed, data.fmap)
+    label_moments(program, "Phi^T (w ⊗ emb(y))")
     return program
 
 
@@ -272,35 +275,43 @@ def build_fenchel_young(
 
 
 def fenchel_young_latex(loss: Entropy, polytope: Polytope, uncertainty: UncertaintySet) -> str:
-    r"""The primal and dual of the Brier or Shannon game over a polytope as LaTeX."""
-    regulariser = getattr(uncertainty, "regularizer", "R(\\theta)")
-    name = repr(polytope).replace("_", r"\_")
+    r"""The primal and dual of the Brier or Shannon game over a polytope as LaTeX, in the layout
+    of the other families (:func:`~advgame.compile.learning.latex_programs`)."""
     if loss.kind == "log":
-        point, conjugate = "r", r"\sum_j e^{r_{ij}}"
-        shift, entropy = r" - \mathbf 1", r"-\sum_j \mu_{ij} \log \mu_{ij}"
-        where = r"H(\mu) = -\sum_j \mu_j \log \mu_j"
+        point, conjugate, shift = "r", r"\sum_j e^{r_{ij}}", r" - \mathbf{1}"
+        entropy = r"H(\mu) = -\sum_j \mu_j \log \mu_j \text{ (the Shannon entropy)}"
+        residual_name = r"r_i: \text{the exponents},\ \mu_i = e^{r_i} \text{ at the optimum}"
     else:
-        point, conjugate = "s", r"1 + \tfrac14\|s_i\|^2"
-        shift, entropy = "", r"1 - \|\mu_i\|^2"
-        where = r"H(\mu) = 1 - \|\mu\|^2"
-    return "\n".join(
-        [
-            r"\begin{align*}",
-            rf"\min_{{\theta,\, {point},\, \lambda \ge 0,\, \eta}}\quad & \sum_{{i=1}}^{{n}} "
-            rf"w_i\,\big({conjugate} + b^\top\lambda_i + e^\top\eta_i - g_i(\theta)^\top "
-            r"y_i\big) + R(\theta)\\",
-            r"\text{s.t.}\quad & A^\top\lambda_i + E^\top\eta_i = \begin{pmatrix} g_i(\theta) - "
-            rf"{point}_i{shift} \\ 0 \end{{pmatrix}} \quad \forall i",
-            r"\end{align*}",
-            r"\begin{align*}",
-            rf"\max_{{\mu}}\quad & \sum_{{i=1}}^{{n}} w_i\,\big({entropy}\big) - R^*(m(\mu))\\",
-            r"\text{s.t.}\quad & \mu_i \in \mathcal P \quad \forall i",
-            r"\end{align*}",
-            rf"\text{{where }} {where},\ g_i(\theta) = \Theta^\top [x_i; 1],\ "
-            r"\mathcal P = \{\mu : \exists z,\ A[\mu; z] \le b,\ E[\mu; z] = e\} \text{ ("
-            + name
-            + r")},\ R(\theta) = \text{"
-            + str(regulariser)
-            + r"},\ m(\mu) = \sum_i w_i (\mu_i - y_i) \otimes [x_i; 1]",
-        ]
+        point, conjugate, shift = "s", r"1 + \tfrac14\|s_i\|^2", ""
+        entropy = r"H(\mu) = 1 - \|\mu\|_2^2 \text{ (the Brier entropy)}"
+        residual_name = r"s_i: \text{the projection's residual}"
+    primal = [
+        rf"\min_{{\theta,\, {point},\, \lambda \ge 0,\, \eta}}\quad & \sum_{{i=1}}^{{n}} "
+        rf"w_i\,\big({conjugate} + b^\top\lambda_i + e^\top\eta_i",
+        r"& \qquad - g_i(\theta)^\top y_i\big)",
+        r"\text{s.t.}\quad & A^\top\lambda_i + E^\top\eta_i = \begin{pmatrix} g_i(\theta) - "
+        rf"{point}_i{shift} \\ 0 \end{{pmatrix}} \quad \forall i \quad (\text{{game}})",
+    ]
+    dual = [
+        r"\max_{\mu}\quad & \sum_{i=1}^{n} w_i\,H(\mu_i)",
+        r"\text{s.t.}\quad & \mu_i \in \mathcal P \quad \forall i \quad (\text{polytope})\\",
+    ]
+    residual = r"& m(\mu) = \sum_{i=1}^{n} w_i\, (\mu_i - y_i) \otimes [x_i; 1]"
+    where = [
+        r"(x_i, y_i),\ i = 1, \dots, n: \text{the samples},\ y_i \in \mathcal P",
+        entropy,
+        r"g_i(\theta) = \Theta^\top [x_i; 1],\ \Theta: \theta \text{ as a matrix}",
+        r"\mathcal P = \{\mu : \exists z,\ A[\mu; z] \le b,\ E[\mu; z] = e\}",
+        r"A, b, E, e: \text{its linear description (" + _short_name(polytope) + ")}",
+        residual_name + r",\ \lambda_i, \eta_i: \text{its multipliers}",
+        SAMPLE_WEIGHTS,
+    ]
+    return latex_programs(
+        primal,
+        dual,
+        residual,
+        where,
+        uncertainty,
+        "the adversary's maximum-entropy program over each sample's point mu_i",
+        rename=moments_of(r"\mu"),
     )

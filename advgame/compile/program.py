@@ -58,6 +58,7 @@ class Program:
         self.variables = {}  # name -> slice
         self.rows = {}  # name -> slice
         self.labels = {}  # variable name -> label of its cost vector
+        self.bound_labels = {}  # row group name -> label of its bound vector
         self._cost, self._lower, self._upper = [], [], []
         self._row_terms, self._row_lower, self._row_upper = [], [], []
         self._quadratic = []  # (slice, factor, label)
@@ -115,6 +116,16 @@ class Program:
         self._row_lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (size,)))
         self._row_upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (size,)))
         return block
+
+    def label_bounds(self, name: str, label: str) -> None:
+        """Print the bound vector of the row group ``name`` as ``label`` in :meth:`to_cvxpy` (a
+        named ``cp.Parameter``; by default ``<name>_rhs``)."""
+        if name not in self.rows:
+            raise ValueError(
+                f"the program has no constraint group named {name!r}; its groups: "
+                f"{list(self.rows)}."
+            )
+        self.bound_labels[name] = label
 
     def add_simplex_rows(
         self, name: str, block: slice, size: int, label: str | None = None
@@ -330,7 +341,9 @@ class Program:
     def to_cvxpy(self) -> NamedProblem:
         """The program as a cvxpy ``Problem`` with one named ``Variable`` per block
         (``problem.var_dict[name]``) and its constraints grouped by name
-        (``problem.constraint_groups[name]``); matrices print under their labels."""
+        (``problem.constraint_groups[name]``); matrices print under their labels, and every
+        other constant is a named ``Parameter`` (a block its bounds fix, a labelled bound vector,
+        a radius or strength): :func:`advgame.compile.cvx.to_cvxpy`."""
         from .cvx import to_cvxpy
 
         return to_cvxpy(self)
