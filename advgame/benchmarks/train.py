@@ -216,7 +216,8 @@ def bench_problem(name, X, y, max_rows=None, repeats=FIT_REPEATS):
         if isinstance(model, AdversarialClassifier):
             record["adversarial gap"] = float(model.gap_)
             record["adversarial status"] = (
-                f"{model.solver_}: {model.converged_}, gap {model.gap_:.1e}, {model.n_iter_} steps"
+                f"{model.solver_}: {model.converged_} ({model.stop_reason_}), gap "
+                f"{model.gap_:.1e}, {model.n_iter_} steps"
             )
     evaluation, products = evaluation_ratio(X_train, y_train)
     record["eval ms"], record["two GEMMs ms"] = 1e3 * evaluation, 1e3 * products
