@@ -27,17 +27,6 @@ RANKS = np.array([RNG.permutation(3) + 1 for _ in range(24)])
 XL = [RNG.normal(size=(n, 2)) for n in (2, 3, 3, 2)]
 YL = [np.array([0, 1]), np.array([0, 1, 0]), np.array([1, 1, 0]), np.array([0, 0])]
 
-#: Estimators whose ``gap_`` / ``converged_`` other branches of issue #36 are adding; their
-#: cases are skipped until those branches are merged (then this set is emptied).
-PENDING = {
-    "AdversarialClassifier",
-    "MinimaxClassifier",
-    "MinimaxRegressor",
-    "ProjectionClassifier",
-    "LabelRanker",
-    "AdversarialGraphicalModel",
-    "StructuredSVM",
-}
 
 #: ``case id -> (factory, fit arguments, exact)``: ``exact`` says whether the fit solves an exact
 #: program (then ``converged_`` must be ``'optimal'``; otherwise it must not be).
@@ -112,8 +101,6 @@ def test_every_estimator_has_a_case():
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_gap_and_converged(case):
-    if case.split("-")[0] in PENDING:
-        pytest.skip("gap_ / converged_ added by another branch of issue #36")
     factory, data, exact = CASES[case]
     model = factory().fit(*data)
     assert isinstance(model.gap_, float)
