@@ -76,6 +76,7 @@ def test_sample_weights_equal_repeats_within_the_gap(uncertainty):
     y = rng.integers(0, 3, 60)
     w = rng.integers(1, 4, 60)
     params = {"uncertainty": uncertainty, "strength": None if uncertainty == "soft" else 0.01}
+    params["solver"] = "smoothing"  # auto compiles the linf ball of this size
     weighted = ag.AdversarialClassifier(**params).fit(X, y, sample_weight=w)
     repeated = ag.AdversarialClassifier(**params).fit(np.repeat(X, w, 0), np.repeat(y, w))
     assert weighted.solver_ == repeated.solver_ == "smoothing"
