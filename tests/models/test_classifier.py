@@ -55,6 +55,7 @@ def test_sample_weights_are_repeated_rows(uncertainty):
     y = rng.integers(0, 3, 60)
     w = rng.integers(0, 4, 60)
     params = {"uncertainty": uncertainty, "strength": None if uncertainty == "soft" else 0.01}
+    params["solver"] = "smoothing"  # auto compiles the linf ball of this size
     weighted = ag.AdversarialClassifier(**params).fit(X, y, sample_weight=w)
     shuffle = rng.permutation(int(w.sum()))
     repeated = ag.AdversarialClassifier(**params).fit(
