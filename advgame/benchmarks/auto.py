@@ -480,8 +480,9 @@ def format_report(records, total, meta):
     return "\n".join(lines)
 
 
-def run(quick=False, out=None, print_fn=print):
-    """Run the benchmark (the protocol of :mod:`advgame.benchmarks`).
+def run(quick=False, out=None, print_fn=print, progress=True):
+    """Run the benchmark (the protocol of :mod:`advgame.benchmarks`; ``progress=False`` is
+    quiet).
 
     Returns
     -------
@@ -491,7 +492,7 @@ def run(quick=False, out=None, print_fn=print):
     """
     settings = QUICK if quick else FULL
     meta = run_meta(settings=asdict(settings), tol=TOL, blas_threads=1, clock="process_time")
-    progress = Progress("auto")
+    progress = Progress("auto", progress)
     todo = problems(settings)
     records = []
     with threadpool_limits(limits=1, user_api="blas"):
@@ -499,7 +500,7 @@ def run(quick=False, out=None, print_fn=print):
         warm_up = WARM_UP if settings.kernel_sizes else replace(WARM_UP, kernel_sizes=())
         for problem in problems(warm_up):
             measure(problem, warm_up)
-        for i, problem in enumerate(todo, 1):
+        for i, problem in enumerate(progress.bar(todo, "problem"), 1):
             progress(f"{i}/{len(todo)} {problem.label()}")
             records.append(measure(problem, settings))
             progress(f"{i}/{len(todo)} {_outcome(records[-1])}")

@@ -47,7 +47,7 @@ from ..solvers import SurrogateObjective
 from ..solvers._progress import Progress
 from ..solvers.auto import AUTO_CERTIFY_SIZE as AUTO_CERTIFY_SIZE  # its home: solvers.auto
 from ..solvers.auto import AUTO_COMPILE_ROWS as AUTO_COMPILE_ROWS
-from ..solvers.auto import auto_solver, fit_first_order
+from ..solvers.auto import describe_auto_choice, fit_first_order
 from ..uncertainty import SoftMoments, as_uncertainty
 
 if TYPE_CHECKING:
@@ -372,7 +372,13 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         solver = self.solver
         if solver == "auto":
             fmap = self._feature_map().fit(X, k)
-            solver = auto_solver(self.game_.game(), uncertainty, fmap, X.shape[0])
+            self.solver_reason_ = describe_auto_choice(
+                self.game_.game(), uncertainty, fmap, X.shape[0]
+            )
+            solver = self.solver_reason_.split(":", 1)[0]
+            progress(self, f"solver='auto' -> {self.solver_reason_}")
+        else:
+            self.solver_reason_ = f"{solver}: given by solver={solver!r}"
         progress(self, f"solver {solver!r}: {X.shape[0]} samples x {k} classes, {uncertainty!r}")
         if solver == "compile":
             self.feature_map_ = self._feature_map().fit(X, k)

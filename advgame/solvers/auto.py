@@ -36,6 +36,7 @@ __all__ = [
     "auto_solver",
     "certified_fit",
     "certified_obstacle",
+    "AUTO_RULE",
     "describe_auto_choice",
     "fit_first_order",
 ]
@@ -139,6 +140,20 @@ def _auto_choice(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> tupl
         f"{ball} on {size} <= {AUTO_BALL_COMPILE_ROWS:,}: the compiled {kind}, faster than "
         "smoothing on LP balls and small radii"
     )
+
+
+#: The rule of ``solver='auto'`` in one paragraph (``PredictionGame.explain()`` prints it for the
+#: simplex family; :func:`describe_auto_choice` states it for one problem).
+AUTO_RULE = (
+    "AdversarialClassifier(solver='auto') picks by a rule measured by 'advgame bench auto' "
+    "(docs/results/auto.md: median CPU time 1.00x the fastest certified solver, at most 2.2x on "
+    "115 problems): the compiled program for exact moment matching, for l1 and linf balls up "
+    f"to {AUTO_BALL_COMPILE_ROWS:,} game rows (n k) and for l2 and group balls of radius below "
+    f"{AUTO_SOCP_SMOOTHING_RADIUS:g}; the certified smoothing solver for soft moments, kernel "
+    "features, larger l2 / group balls and larger problems; L-BFGS (then certified) where "
+    f"neither applies beyond {AUTO_COMPILE_ROWS:,} game rows. The fitted model's "
+    "solver_reason_ says which branch applied."
+)
 
 
 def auto_solver(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> str:
