@@ -4,8 +4,12 @@ Each file is the shared benchmark CSV, gzip-compressed and verified against the 
 ``MANIFEST.csv`` on load.  Multiclass and ordinal files hold features and a last column ``y``;
 label-ranking files hold features and ``k`` rank columns ``r0..r{k-1}`` (1 = best); the
 multilabel file holds features and ``L`` 0/1 columns ``label_0..label_{L-1}``.
-Categorical feature columns (abalone's ``sex``) are one-hot encoded as ``name=value`` columns;
-string class labels are kept as strings (scikit-learn accepts them).  The ordinal
+Binary files (the six UCI sets of Farnia and Tse 2016, Table 1) hold features and a last column
+``y`` of two string labels; ``binary/adult`` also has the UCI train/test split (``Dataset.split``).
+Categorical feature columns (abalone's ``sex``, the binary sets' attributes) are one-hot encoded
+as ``name=value`` columns, a missing (empty) cell being one more category ``name=?`` (the UCI
+mark; for votes it means "neither yea nor nay"); a missing cell of a numeric column is NaN, for
+the user's imputer.  String class labels are kept as strings (scikit-learn accepts them).  The ordinal
 files keep the raw regression target: :func:`quantile_bins` turns it into ordered classes as the
 benchmark protocol describes (equal-frequency bins, usually 5 or 10).
 """
@@ -56,8 +60,9 @@ _EXAMPLE1_RECTANGLES = (
 
 @dataclass
 class Dataset:
-    """A loaded data set: features ``X`` (n, d), targets ``y`` ((n,), ranks (n, k) or 0/1
-    indicators (n, L)), names."""
+    """A loaded data set: features ``X`` (n, d; NaN where a numeric cell is missing), targets
+    ``y`` ((n,), ranks (n, k) or 0/1 indicators (n, L)), names, and the original authors'
+    train/test split (``'train'`` / ``'test'`` per row) where the file has one."""
 
     name: str
     X: np.ndarray
@@ -65,6 +70,7 @@ class Dataset:
     feature_names: list
     target_names: list
     task: str
+    split: np.ndarray | None = None
 
 
 def _manifest():
@@ -95,6 +101,9 @@ def load(name: str) -> "Dataset":
         raise ValueError(f"{name}: the vendored file does not match its SHA-256 in MANIFEST.csv.")
     header, *rows = csv.reader(raw.decode("utf-8").splitlines())
     columns = list(zip(*rows))
+    split = None
+    if header[0] == "split":  # the authors' train/test split: not a feature
+        split, header, columns = np.array(columns[0]), header[1:], columns[1:]
     multi = entry["task"] in ("label_ranking", "multilabel")
     n_targets = int(entry["n_classes_or_labels"]) if multi else 1
     features, names = [], []
@@ -106,11 +115,11 @@ def load(name: str) -> "Dataset":
     targets = columns[-n_targets:]
     if multi:
         y = np.array(targets, dtype=np.int64).T
-    elif entry["task"] == "multiclass":
+    elif entry["task"] in ("multiclass", "binary"):
         y = _labels(targets[0])
     else:
         y = np.array(targets[0], dtype=np.float64)
-    return Dataset(name, X, y, names, header[-n_targets:], entry["task"])
+    return Dataset(name, X, y, names, header[-n_targets:], entry["task"], split)
 
 
 def _is_numeric(column):
@@ -121,12 +130,20 @@ def _is_numeric(column):
     return True
 
 
+#: The category of a missing (empty) categorical cell.
+MISSING_CATEGORY = "?"
+
+
 def _feature_column(name, column):
-    """A numeric column as is; a categorical one one-hot encoded (``name=value`` columns)."""
-    if _is_numeric(column):
-        return np.array(column, dtype=np.float64)[:, None], [name]
+    """A numeric column as is (NaN for an empty cell); a categorical one one-hot encoded
+    (``name=value`` columns, an empty cell being the category :data:`MISSING_CATEGORY`)."""
+    present = [cell for cell in column if cell != ""]
+    if present and _is_numeric(present):
+        return np.array([c if c != "" else "nan" for c in column], dtype=np.float64)[:, None], [
+            name
+        ]
+    column = np.array([c if c != "" else MISSING_CATEGORY for c in column])
     values = sorted(set(column))
-    column = np.array(column)
     return (column[:, None] == np.array(values)[None, :]).astype(np.float64), [
         f"{name}={v}" for v in values
     ]
