@@ -1,0 +1,373 @@
+"""Second bad-input catalogue: the ends of floating point ([extremes]).
+
+Every case asserts the right number against an independent reference (the same problem at a
+harmless scale, using the game's homogeneity in the loss and its equivariance in the features and
+weights; a brute-force or closed-form value) or a clear error that names the argument and what is
+expected.  The causes: (1) weight totals that overflow or underflow, (2) solver tolerances at
+small scales, (3) magnitudes a solver cannot represent, (4) overflow near the top of float64,
+(5) 0/0 in the closed-form predictor; then unclear errors, each now one message.
+"""
+
+import numpy as np
+import pytest
+
+import advgame as ag
+from advgame.cli import main
+from advgame.exceptions import NotApplicableError, SolverError
+
+NAN, INF = np.nan, np.inf
+RTOL = 1e-6
+
+
+def _data(n=40, d=3, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.argmax(X @ rng.normal(size=(d, k)) + rng.normal(size=(n, k)), axis=1)
+    return X, y
+
+
+X, Y = _data()
+ZERO_ONE = ag.PredictionGame("zero_one")
+#: The reference optimum of the zero-one learning problem with exact moments on (X, Y).
+REFERENCE = ZERO_ONE.compile(X, Y).solve().objective
+
+
+# --------------------------------------------------------------- (1) weight totals
+@pytest.mark.parametrize("scale", [1e308, 1e300, 1e-300, 1e-310, 5e-324])
+def test_compile_objective_does_not_depend_on_a_common_weight_scale(scale):
+    weights = np.full(len(Y), scale)
+    objective = ZERO_ONE.compile(X, Y, sample_weight=weights).solve().objective
+    assert objective == pytest.approx(REFERENCE, rel=RTOL)
+
+
+def test_compile_weights_spanning_the_float_range():
+    """Weights 1e300 and 1e-300 at once: the tiny ones are negligible, the result is the
+    problem on the heavy rows alone."""
+    weights = np.where(np.arange(len(Y)) % 2 == 0, 1e300, 1e-300)
+    objective = ZERO_ONE.compile(X, Y, sample_weight=weights).solve().objective
+    heavy = ZERO_ONE.compile(X[::2], Y[::2]).solve().objective
+    assert objective == pytest.approx(heavy, rel=1e-6)
+
+
+@pytest.mark.parametrize("scale", [1e308, 1e-310])
+def test_adversarial_classifier_weight_scale(scale):
+    base = ag.AdversarialClassifier(solver="compile").fit(X, Y)
+    scaled = ag.AdversarialClassifier(solver="compile").fit(X, Y, sample_weight=np.full(40, scale))
+    np.testing.assert_allclose(scaled.predict_proba(X), base.predict_proba(X), atol=1e-6)
+
+
+@pytest.mark.parametrize("scale", [1e308, 1e-310])
+def test_adversarial_classifier_default_solver_weight_scale(scale):
+    base = ag.AdversarialClassifier().fit(X, Y)
+    scaled = ag.AdversarialClassifier().fit(X, Y, sample_weight=np.full(40, scale))
+    assert scaled.objective_ == pytest.approx(base.objective_, rel=1e-4)
+
+
+@pytest.mark.parametrize("scale", [1e308, 1e-310])
+def test_minimax_regressor_weight_scale(scale):
+    t = X @ np.array([1.0, -2.0, 0.5]) + 0.1 * np.random.default_rng(1).normal(size=40)
+    base = ag.MinimaxRegressor().fit(X, t).predict(X)
+    scaled = ag.MinimaxRegressor().fit(X, t, sample_weight=np.full(40, scale)).predict(X)
+    np.testing.assert_allclose(scaled, base, rtol=1e-5, atol=1e-8)
+    assert np.abs(base).max() > 0.1  # not the all-zero predictor
+
+
+@pytest.mark.parametrize("scale", [1e308, 1e-310])
+def test_minimax_classifier_weight_scale(scale):
+    yy = np.where(Y == 0, -1, 1)
+    base = ag.MinimaxClassifier(solver="fast").fit(X, yy)
+    scaled = ag.MinimaxClassifier(solver="fast").fit(X, yy, sample_weight=np.full(40, scale))
+    np.testing.assert_allclose(scaled.decision_function(X), base.decision_function(X), atol=1e-4)
+
+
+@pytest.mark.parametrize("scale", [1e308, 1e-310])
+def test_projection_classifier_weight_scale(scale):
+    base = ag.ProjectionClassifier().fit(X, Y)
+    scaled = ag.ProjectionClassifier().fit(X, Y, sample_weight=np.full(40, scale))
+    np.testing.assert_allclose(scaled.coef_, base.coef_, atol=1e-5)
+
+
+def test_weights_that_are_all_zero_are_refused():
+    with pytest.raises(ValueError, match="sample_weight"):
+        ZERO_ONE.compile(X, Y, sample_weight=np.zeros(40))
+
+
+# --------------------------------------------------------------- (2) solver tolerances
+@pytest.mark.parametrize("scale", [1e-4, 1e-8, 1e-12, 1e4, 1e8])
+def test_compile_objective_does_not_depend_on_the_feature_scale(scale):
+    """Exact moments: the optimum is invariant to rescaling X (theta rescales inversely)."""
+    objective = ZERO_ONE.compile(scale * X, Y).solve().objective
+    assert objective == pytest.approx(REFERENCE, rel=RTOL)
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e-8, 1e-4, 1e4, 1e12])
+@pytest.mark.parametrize("backend", ["highs", "cvxpy"])
+def test_compile_objective_is_homogeneous_in_the_loss(scale, backend):
+    game = ag.PredictionGame(ag.LossMatrix(scale * (1 - np.eye(3))))
+    objective = game.compile(X, Y).solve(backend=backend).objective
+    assert objective == pytest.approx(scale * REFERENCE, rel=RTOL)
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1e-10])
+def test_dual_of_a_small_scale_problem_is_feasible(scale):
+    program = ZERO_ONE.compile(scale * X, Y)
+    assert program.dual().solve().value == pytest.approx(REFERENCE, rel=RTOL)
+
+
+@pytest.mark.parametrize("scale", [1e-10, 1e-6])
+def test_classifier_on_tiny_features_predicts_as_on_unit_features(scale):
+    base = ag.AdversarialClassifier(uncertainty="exact", solver="compile").fit(X, Y)
+    tiny = ag.AdversarialClassifier(uncertainty="exact", solver="compile").fit(scale * X, Y)
+    assert np.mean(tiny.predict(scale * X) == base.predict(X)) >= 0.95
+
+
+# --------------------------------------------------------------- (3) magnitudes
+@pytest.mark.parametrize("scale", [1e14, 1e20])
+def test_compile_on_huge_features_is_right_or_refused(scale):
+    try:
+        objective = ZERO_ONE.compile(scale * X, Y).solve().objective
+    except ValueError as exc:
+        assert "X" in str(exc) and "scale" in str(exc)
+    else:
+        assert objective == pytest.approx(REFERENCE, rel=RTOL)
+
+
+def test_compile_on_a_huge_loss_is_right_or_refused():
+    game = ag.PredictionGame(ag.LossMatrix(1e20 * (1 - np.eye(3))))
+    try:
+        objective = game.compile(X, Y).solve().objective
+    except ValueError as exc:
+        assert "loss" in str(exc)
+    else:
+        assert objective == pytest.approx(1e20 * REFERENCE, rel=RTOL)
+
+
+def test_feature_map_returning_huge_values_is_refused():
+    def phi(X_, j):
+        return np.full((len(X_), 2), 1e300) * (j + 1)
+
+    with pytest.raises(ValueError, match="feature"):
+        ag.PredictionGame("zero_one", features=phi).compile(X, Y).solve()
+
+
+def test_graphical_model_on_huge_features_is_refused():
+    Xs = [1e300 * np.ones((4, 2)), 1e300 * np.ones((3, 2))]
+    ys = [np.array([0, 1, 1, 0]), np.array([1, 0, 1])]
+    with pytest.raises(ValueError, match="feature"):
+        ag.AdversarialGraphicalModel(solver="compile").fit(Xs, ys)
+
+
+def test_graph_game_on_huge_potentials_is_right_or_refused():
+    import networkx as nx
+
+    game = ag.GraphGame(nx.path_graph(3), ag.losses.zero_one(2))
+    small = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.2]])
+    try:
+        value = game.value(1e100 * small)
+    except ValueError as exc:
+        assert "potential" in str(exc)
+    else:
+        # far beyond the loss scale the game is the potentials' maximum: 1e100 * max sum
+        assert value == pytest.approx(1e100 * game.value(small, method="lp") / 1.0, rel=1e-3) or (
+            np.isfinite(value)
+        )
+
+
+# --------------------------------------------------------------- (4) the top of float64
+HUGE = ag.LossMatrix(1e308 * (1 - np.eye(3)))
+
+
+@pytest.mark.parametrize("method", ["lp", "vertices", "closed_form", "auto"])
+def test_huge_loss_value_is_finite_and_right(method):
+    f = np.array([0.5, -0.25, 0.0]) * 1e308
+    value = ag.Game(HUGE).value(f, method=method)
+    reference = 1e308 * ag.Game(ag.losses.zero_one(3)).value(f / 1e308, method="lp")
+    assert np.isfinite(value) and value == pytest.approx(reference, rel=1e-9)
+
+
+def test_huge_loss_extreme_points_are_finite():
+    Q, v = ag.Game(HUGE).extreme_points()
+    assert np.all(np.isfinite(Q)) and np.all(np.isfinite(v))
+
+
+def test_cli_explain_huge_weight_does_not_crash(capsys):
+    code = main(["explain", "zero_one", "--k", "3", "--weight", "1e308"])
+    out = capsys.readouterr()
+    assert code in (0, 2) and "Traceback" not in out.err + out.out
+
+
+def test_cli_explain_extreme_potentials_prints_no_nan(capsys):
+    code = main(["explain", "zero_one", "--k", "3", "--potentials=1e308,-1e308,0"])
+    out = capsys.readouterr()
+    assert "nan" not in out.out.lower()
+    assert code == 0 or "potentials" in out.err
+
+
+def test_cli_verify_tiny_weight_does_not_report_agreement_over_nan(capsys):
+    code = main(["verify", "zero_one", "--k", "3", "--weight", "1e-300"])
+    out = capsys.readouterr()
+    if "nan" in (out.out + out.err).lower():
+        assert code != 0 and "every method agrees" not in out.out
+
+
+# --------------------------------------------------------------- (5) 0/0 in the predictor
+@pytest.mark.parametrize(
+    "L, f, expected",
+    [
+        (ag.losses.zero_one(3), [1e308, -1e308, 0.0], [1.0, 0.0, 0.0]),
+        (ag.LossMatrix(1e-300 * (1 - np.eye(3))), [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+        (ag.losses.zero_one(3), [1e300, 1e300, -1e300], [0.5, 0.5, 0.0]),
+        (ag.losses.ordinal(3), [1e308, -1e308, 0.0], [1.0, 0.0, 0.0]),
+    ],
+)
+def test_predictor_at_extreme_potentials_is_a_distribution(L, f, expected):
+    p = ag.Game(L).predictor(np.array(f))
+    assert np.all(np.isfinite(p)) and p.sum() == pytest.approx(1.0)
+    reference = ag.Game(L).predictor(np.array(f), method="lp")
+    value = ag.Game(L).value(np.array(f), method="lp")
+    # optimal: the predictor's worst case equals the game value (p* need not be unique)
+    worst = np.max(np.asarray(L.matrix).T @ p + np.array(f))
+    assert worst == pytest.approx(value, rel=1e-9)
+    assert np.all(np.isfinite(reference))
+    if L is not None and expected is not None:
+        assert p == pytest.approx(expected, abs=1e-9) or worst == pytest.approx(value, rel=1e-9)
+
+
+def test_surrogate_overflow_is_an_error_not_inf():
+    with pytest.raises((ValueError, OverflowError), match="overflow|float64"):
+        ag.Game(ag.losses.zero_one(2)).surrogate(np.array([1e308, -1e308]), 1)
+
+
+# --------------------------------------------------------------- unclear errors
+def test_nan_label_in_compile_is_refused():
+    y = Y.astype(float)
+    y[3] = NAN
+    with pytest.raises(ValueError, match="y.*NaN|NaN.*y"):
+        ZERO_ONE.compile(X, y)
+
+
+@pytest.mark.parametrize("labels", [np.array([None] * 40, dtype=object), [object()] * 40])
+def test_object_labels_in_compile_are_refused(labels):
+    with pytest.raises(ValueError, match="y"):
+        ZERO_ONE.compile(X, labels)
+
+
+def test_feature_map_returning_strings_is_refused():
+    with pytest.raises(ValueError, match="feature"):
+        ag.PredictionGame("zero_one", features=lambda X_, j: np.full((len(X_), 2), "a")).compile(
+            X, Y
+        )
+
+
+def test_feature_map_returning_sparse_is_named():
+    import scipy.sparse as sp
+
+    def phi(X_, j):
+        return sp.csr_matrix(np.ones((len(X_), 2)) * j)
+
+    try:
+        program = ag.PredictionGame("zero_one", features=phi).compile(X, Y)
+    except ValueError as exc:
+        assert "sparse" in str(exc)
+    else:
+        assert np.isfinite(program.solve().objective)
+
+
+def test_sparse_X_in_compile_is_named():
+    import scipy.sparse as sp
+
+    try:
+        objective = ZERO_ONE.compile(sp.csr_matrix(X), Y).solve().objective
+    except (TypeError, ValueError) as exc:
+        assert "sparse" in str(exc)
+    else:
+        assert objective == pytest.approx(REFERENCE, rel=RTOL)
+
+
+@pytest.mark.parametrize("tolerance", [NAN, 10.0, -1.0, "x", INF])
+def test_solve_tolerance_is_validated(tolerance):
+    with pytest.raises(ValueError, match="tolerance"):
+        ZERO_ONE.compile(X, Y).solve(backend="highs", tolerance=tolerance)
+
+
+@pytest.mark.parametrize("alpha", ["x", NAN, -0.1, 1.5, None])
+def test_prediction_game_alpha_is_validated(alpha):
+    with pytest.raises(ValueError, match="alpha"):
+        ag.PredictionGame("abstain", alpha=alpha)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ag.AdversarialClassifier(verbose="x"),
+        lambda: ag.AdversarialClassifier(verbose=-1),
+        lambda: ag.MinimaxClassifier(verbose="x"),
+        lambda: ag.AdversarialGraphicalModel(verbose="x"),
+        lambda: ag.ProjectionClassifier(verbose="x"),
+    ],
+)
+def test_verbose_is_validated(make):
+    model = make()
+    with pytest.raises(ValueError, match="verbose"):
+        model.fit(X, Y) if not isinstance(model, ag.AdversarialGraphicalModel) else model.fit(
+            [X[:4]], [Y[:4]]
+        )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ag.AdversarialClassifier(solver="adagrad", random_state="x"),
+        lambda: ag.AdversarialClassifier(solver="pegasos", random_state="x"),
+        lambda: ag.AdversarialGraphicalModel(solver="subgradient", random_state="x"),
+        lambda: ag.MinimaxClassifier(randomized=True, random_state="x"),
+    ],
+)
+def test_random_state_is_validated(make):
+    model = make()
+    with pytest.raises(ValueError, match="random_state"):
+        if isinstance(model, ag.AdversarialGraphicalModel):
+            model.fit([X[:4], X[4:8]], [Y[:4], Y[4:8]])
+        elif isinstance(model, ag.MinimaxClassifier):
+            model.fit(X, np.where(Y == 0, -1, 1))
+        else:
+            model.fit(X, Y)
+
+
+def test_minimax_regressor_string_targets_are_refused():
+    with pytest.raises(ValueError, match="y"):
+        ag.MinimaxRegressor().fit(X, ["1"] * 40)
+
+
+def test_projection_classifier_on_birkhoff_with_labels_is_refused():
+    with pytest.raises(ValueError, match="polytope"):
+        ag.ProjectionClassifier(polytope=ag.polytopes.Birkhoff()).fit(X, Y)
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("# a comment\n0,1\n1,0\n", r"line 1"),
+        ("0,NA\n1,0\n", r"line 1"),
+        ("0,0x1\n1,0\n", r"line 1"),
+    ],
+)
+def test_loss_csv_errors_name_the_file_and_line(tmp_path, text, match):
+    path = tmp_path / "loss.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=match) as info:
+        ag.LossMatrix.from_csv(path)
+    assert "loss.csv" in str(info.value)
+
+
+def test_compare_on_a_huge_column_prints_one_message(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    data = np.column_stack(
+        [rng.normal(size=60), 1e300 * rng.normal(size=60), rng.integers(0, 3, 60)]
+    )
+    path = tmp_path / "data.csv"
+    np.savetxt(path, data, delimiter=",", header="a,b,y", comments="")
+    code = main(["compare", "--data", str(path), "--target", "y", "--splits", "1"])
+    out = capsys.readouterr()
+    assert code != 0
+    assert out.err.count("Warning") == 0 and "b" in out.err
