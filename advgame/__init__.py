@@ -45,6 +45,7 @@ _LAZY = {
     "SizeLimitError": ".exceptions",
     "SolverError": ".exceptions",
     "verify_closed_form": ".verify",
+    "latex_preamble": ".compile.latex",
     "closed_forms": None,
     "datasets": None,
     "decoding": None,

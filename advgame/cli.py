@@ -13,8 +13,10 @@ Subcommands
     :func:`advgame.verify.verify_closed_form`: the report with its shrunk counterexample.
     Every time printed is measured after a warm-up call.
 ``advgame demo``
-    A short tour: four games on fixed potentials, then adversarial classifiers trained on data
-    bundled with scikit-learn next to logistic regression and a linear SVM.
+    A short tour: four games on fixed potentials, then the adversarial classifier on real data
+    vendored with advgame (abstention on vehicle, the ordinal loss on red-wine quality), scored
+    by the loss it optimises, next to logistic regression with the Bayes rule for that loss
+    (:mod:`advgame.demo`).
 ``advgame bench oracle``
     Time per row of closed forms, vertex tables, the LP oracle (bulk and per row) and cvxpy
     (:mod:`advgame.benchmarks.oracle`).
@@ -52,12 +54,14 @@ Subcommands
     classifiers with split-conformal thresholds (KDE, OCSVM, BSVM, GPS, GPSKFS) beside the published
     numbers, and the time of one class's dual QP and of a GPS fit
     (:mod:`advgame.reproductions.wang_qiao2022`).
-``advgame compare --data FILE.csv --target COLUMN --loss LOSS``
+``advgame compare --data FILE.csv --target COLUMN --loss LOSS`` (or ``--matrix FILE.csv``)
     Your data by the evaluation protocol of Fathony et al., "Consistent Robust Adversarial
     Prediction for General Multiclass Classification" (arXiv:1812.07526, 2018): the
     adversarial model against the baselines that paper compares it with, cross-validated
     regularisation, seeded stratified splits
-    (:func:`advgame.reproductions.fathony2018a.compare.compare`).
+    (:func:`advgame.reproductions.fathony2018a.compare.compare`).  ``--alpha`` sets the cost of
+    abstaining of ``--loss abstain``; ``--matrix`` scores the models by your own loss matrix
+    (the adversarial model of it against logistic regression deciding by its Bayes rule).
 ``advgame --version``
     Prints ``advgame VERSION``.
 
@@ -271,6 +275,19 @@ def _check_out(path, directory=False):
         raise ValueError(f"--out {path}: the directory {str(target.parent)!r} does not exist.")
 
 
+def _read_matrix(path):
+    """The :class:`LossMatrix` of a ``--matrix`` file (a regular file of numbers; at most
+    :data:`MATRIX_MAX_ACTIONS` rows)."""
+    _regular_file(path, "--matrix")
+    L = LossMatrix.from_csv(path)
+    if L.n_actions > MATRIX_MAX_ACTIONS:
+        raise ValueError(
+            f"--matrix {path}: {L.n_actions:,} actions (rows), over the limit of "
+            f"{MATRIX_MAX_ACTIONS:,} (MATRIX_MAX_ACTIONS)."
+        )
+    return L
+
+
 def _loss_from_args(args, max_k=None, command="explain"):
     """Build the LossMatrix named on the command line (a built-in loss or ``--matrix``)."""
     if args.matrix is not None:
@@ -278,8 +295,7 @@ def _loss_from_args(args, max_k=None, command="explain"):
             raise ValueError(
                 "--matrix replaces the loss name, --k, --weight and --alpha; give one or the other."
             )
-        _regular_file(args.matrix, "--matrix")
-        L = LossMatrix.from_csv(args.matrix)
+        L = _read_matrix(args.matrix)
         if max_k is not None and L.n_labels > max_k:
             raise ValueError(
                 f"--matrix {args.matrix}: {L.n_labels:,} labels (columns), over the {max_k:,} that "
@@ -289,11 +305,6 @@ def _loss_from_args(args, max_k=None, command="explain"):
                     if command == "explain"
                     else " (VERIFY_MAX_K)."
                 )
-            )
-        if L.n_actions > MATRIX_MAX_ACTIONS:
-            raise ValueError(
-                f"--matrix {args.matrix}: {L.n_actions:,} actions (rows), over the limit of "
-                f"{MATRIX_MAX_ACTIONS:,} (MATRIX_MAX_ACTIONS)."
             )
         return L
     if args.loss is None:
@@ -634,7 +645,12 @@ def cmd_compare(args):
     from .reproductions.fathony2018a.compare import compare
 
     _regular_file(args.data, "--data")
-    if args.bins is not None and args.loss != "ordinal":
+    if args.matrix is not None and args.loss is not None:
+        raise ValueError("--matrix replaces --loss (the models are scored by your matrix).")
+    loss = _read_matrix(args.matrix) if args.matrix is not None else args.loss or "zero_one"
+    if args.alpha is not None and loss != "abstain":
+        raise ValueError("--alpha (the cost of abstaining) needs --loss abstain.")
+    if args.bins is not None and loss != "ordinal":
         raise ValueError(
             "--bins (equal-frequency classes of a numeric target) needs --loss ordinal."
         )
@@ -650,7 +666,8 @@ def cmd_compare(args):
     _, report = compare(
         X,
         y,
-        args.loss,
+        loss,
+        alpha=args.alpha,
         splits=args.splits,
         test_size=args.test_size,
         random_state=args.random_state,
@@ -956,8 +973,10 @@ def _compare_parser(commands):
         "splits (stdout) and progress lines (stderr). zero_one: accuracy of AL01 against the "
         "Weston-Watkins, Crammer-Singer and Lee-Lin-Wahba SVMs and logistic regression; ordinal: "
         "mean absolute error of AL-th and AL-mc against threshold SVMs and reductions; abstain: "
-        "the abstention loss (alpha = 1/2) of ALabs against one-vs-all and Crammer-Singer with "
-        "abstention.",
+        "the abstention loss (alpha = 1/2, or --alpha) of ALabs against one-vs-all and "
+        "Crammer-Singer with abstention. --matrix FILE.csv: your own loss matrix L[a, y], the "
+        "adversarial model of L against logistic regression deciding by the Bayes rule for L, "
+        "each scored by the mean L[a, y] of the actions it plays.",
     )
     compare.add_argument(
         "--data",
@@ -976,8 +995,21 @@ def _compare_parser(commands):
         "--loss",
         type=_loss_name,
         choices=list(COMPARE_LOSSES),
-        default="zero_one",
         help="the loss the models are scored by (default zero_one)",
+    )
+    compare.add_argument(
+        "--matrix",
+        metavar="FILE.csv",
+        help="your loss matrix L[a, y] instead of --loss (numbers only: one row per action, one "
+        "column per label, the labels in sorted order): the adversarial model of L against "
+        "logistic regression deciding by the Bayes rule for L, scored by the mean L[a, y] of the "
+        "actions they play",
+    )
+    compare.add_argument(
+        "--alpha",
+        type=_fraction_in_unit_interval,
+        metavar="A",
+        help="--loss abstain: the cost of abstaining, in (0, 1) (default 0.5, as in the paper)",
     )
     compare.add_argument(
         "--splits",

@@ -399,25 +399,25 @@ class PredictionGame:
         self.description()
 
     def _check_fenchel_young(self):
-        if type(self.features) is not Multiclass:
+        if type(self.features) not in (Multiclass, KernelFeatures):
             raise self._invalid(
                 "features",
                 "loss",
                 "a generalised entropy over a polytope scores its points by their embeddings, "
-                "phi(x, y) = emb(y) ⊗ [x; 1].",
-                "features='multiclass' or ag.features.Multiclass(fit_intercept)",
+                "phi(x, y) = emb(y) ⊗ [x; 1] (or its kernel form).",
+                "features='multiclass', ag.features.Multiclass(fit_intercept, "
+                "penalize_intercept) or ag.features.KernelFeatures(kernel, ..., fit_intercept)",
             )
-        if self.loss.kind == "brier":
-            try:
-                self._entropy_description()
-            except ValueError as exc:
-                raise self._invalid(
-                    "loss",
-                    "polytope",
-                    f"the entropy's points have {self.loss.n_labels} coordinates, which the "
-                    f"polytope does not take ({exc})",
-                    "ag.losses.brier(d) with d the dimension of the polytope's points",
-                ) from None
+        try:
+            self._entropy_description()
+        except ValueError as exc:
+            raise self._invalid(
+                "loss",
+                "polytope",
+                f"the entropy's points have {self.loss.n_labels} coordinates, which the "
+                f"polytope does not take ({exc})",
+                f"ag.losses.{self.loss.kind}(d) with d the dimension of the polytope's points",
+            ) from None
 
     def _entropy_description(self):
         """The polytope's linear description for a generalised entropy's points, or None."""
@@ -536,13 +536,24 @@ class PredictionGame:
 
     # ----------------------------------------------------------------------------- LaTeX
     def latex(self, loss_matrix: LossMatrix | None = None) -> str:
-        r"""The primal and dual learning programs as LaTeX, the declarations substituted."""
+        r"""The primal and dual learning programs as LaTeX, the declarations substituted.
+
+        A sequence of ``$$`` displays (``aligned`` environments): the primal, the dual and a
+        ``where`` block that defines every symbol they use, one definition a line.  It compiles
+        with pdflatex under :func:`advgame.latex_preamble` (``amsmath`` and ``amssymb``).  For
+        a polytope without a linear description, the saddle-point problem that mirror-prox
+        solves (:func:`advgame.solvers.polytope_game.oracle_latex`).
+        """
+        if self.family == "polytope" and self.description() is None:
+            from .solvers.polytope_game import oracle_latex
+
+            return oracle_latex(self.loss, self.polytope, self.uncertainty)
         if self.family == "polytope":
             return polytope_latex(
                 self.loss, self.polytope, self.features, self.uncertainty, self.description()
             )
         if self.family == "fenchel-young":
-            return fenchel_young_latex(self.polytope, self.uncertainty)
+            return fenchel_young_latex(self.loss, self.polytope, self.uncertainty)
         if self.family == "minimax":
             return minimax_latex(self.loss, self.uncertainty, self.features.fit_intercept)
         if self.family == "birkhoff":
@@ -601,13 +612,17 @@ class PredictionGame:
                 )
         return "\n".join([explain.rounded(self), "", *body])
 
+    def _custom_multiclass(self):
+        """Whether the multiclass map is not the default ``Multiclass()``."""
+        return not (self.features.fit_intercept and self.features.penalize_intercept)
+
     def __repr__(self):
         parts = [f"loss={_describe(self.loss)}"]
         if self.loss == "abstain":
             parts.append(f"alpha={self.alpha:g}")
         parts += [
             f"features={self.features!r}"
-            if not isinstance(self.features, Multiclass)
+            if not isinstance(self.features, Multiclass) or self._custom_multiclass()
             else "features=Multiclass()",
             f"uncertainty={self.uncertainty!r}",
             f"polytope={self.polytope!r}",

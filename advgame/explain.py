@@ -274,26 +274,42 @@ def fenchel_young_lines(
         f"uncertainty: {rounded(u)}: the adversary keeps {u.adversary_constraint}; regulariser "
         f"R(theta) = {u.regularizer}.",
     ]
-    if loss.kind != "brier" or description is None:
+    if description is None:
         return lines + [
-            "program: none compiled yet (the Shannon entropy needs an exponential cone; a "
-            "polytope without constraints() has no linear description); ag.ProjectionClassifier "
-            "and ag.LabelRanker fit this loss by L-BFGS through the projections."
+            "program: none (a polytope without constraints() has no linear description); "
+            "ag.ProjectionClassifier and ag.LabelRanker fit this loss by L-BFGS through the "
+            "projections."
         ]
     m_ub = description.A_ub.shape[0]
     m_eq = 0 if description.A_eq is None else description.A_eq.shape[0]
-    kind = "SOCP" if u.program_kind == "SOCP" else "QP"
+    shannon = loss.kind == "log"
+    kind = "EXP" if shannon else ("SOCP" if u.program_kind == "SOCP" else "QP")
+    point = (
+        f"r (n * {d}, the exponential-cone terms exp(r_ij))"
+        if shannon
+        else f"s (n * {d}, the quadratic ||s_i||^2 / 4)"
+    )
     return lines + [
         f"polytope: {rounded(polytope)}: {d} coordinates, linear description with {m_ub} inequality "
         f"rows, {m_eq} equality rows and {description.n_aux} auxiliary variables.",
-        f"program: {kind}. Primal blocks theta ((d + 1) * {d}), s (n * {d}, the quadratic "
-        f"||s_i||^2 / 4), lam (n * {m_ub}), eta (n * {m_eq}); rows game (n * {d})"
+        f"program: {kind}. Primal blocks theta ((d + 1) * {d}), {point}, lam (n * {m_ub}), "
+        f"eta (n * {m_eq}); rows game (n * {d})"
         + (f", game aux (n * {description.n_aux})" if description.n_aux else "")
-        + ". Dual blocks mu (with -||mu_i||^2)"
+        + (
+            ". Dual blocks mu (with the entropy -mu log mu)"
+            if shannon
+            else ". Dual blocks mu (with -||mu_i||^2)"
+        )
         + ("" if isinstance(u, Exact) else ", moment_gap")
         + "; rows polytope, moments.",
-        "solve: program.solve() (HiGHS or cvxpy); program.dual().solve() gives the same optimum "
-        "and each sample's mu* = project(g_i / 2).",
+        (
+            "solve: program.solve() (cvxpy; HiGHS takes no exponential cones); "
+            "program.dual().solve() gives the same optimum and each sample's mu* = "
+            "project(g_i, 'kl')."
+            if shannon
+            else "solve: program.solve() (HiGHS or cvxpy); program.dual().solve() gives the same "
+            "optimum and each sample's mu* = project(g_i / 2)."
+        ),
     ]
 
 

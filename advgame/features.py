@@ -170,13 +170,48 @@ class Multiclass(FeatureMap):
     ----------
     fit_intercept : bool
         Append the constant feature (its moment is the class frequency).
+    penalize_intercept : bool, default=True
+        Whether the uncertainty set's regulariser covers the intercepts.  ``False`` leaves them
+        out of the norm (``norm_factor`` selects the other coordinates), which in the
+        adversary's program is exact matching of the constant feature's moments, the class
+        frequencies (the estimators of Blondel 2019 fit an unpenalised bias).  Such a map has no
+        plain coordinate norm (``coordinate_norms`` is False): the first-order solvers that need
+        one refuse it, the compiled programs take it.
     """
 
-    def __init__(self, fit_intercept: bool = True) -> None:
+    def __init__(self, fit_intercept: bool = True, penalize_intercept: bool = True) -> None:
         self.fit_intercept = fit_intercept
+        self.penalize_intercept = penalize_intercept
+
+    @property
+    def coordinate_norms(self) -> bool:
+        return self.penalize_intercept or not self.fit_intercept
 
     def _fit(self, X):
         self.n_params = (self.n_features_in_ + self.fit_intercept) * self.n_classes_
+
+    def _penalised(self) -> np.ndarray:
+        """The coordinates of ``theta`` the regulariser covers (all but the intercepts when
+        ``penalize_intercept`` is False)."""
+        if self.coordinate_norms:
+            return np.arange(self.n_params)
+        return np.arange(self.n_features_in_ * self.n_classes_)  # the last row are intercepts
+
+    def norm_factor(self) -> sp.csr_matrix:
+        """``G`` with ``||G theta||^2`` the penalised part of ``||theta||^2``: the identity, or
+        the selection of every coordinate but the intercepts."""
+        if self.coordinate_norms:
+            return super().norm_factor()
+        return sp.identity(self.n_params, format="csr")[self._penalised()]
+
+    def norm_metric(self, theta: np.ndarray) -> np.ndarray:
+        """``G^T G theta``: ``theta`` with its intercepts zeroed when they are not penalised."""
+        if self.coordinate_norms:
+            return theta
+        out = np.zeros_like(theta)
+        kept = self._penalised()
+        out[kept] = theta[kept]
+        return out
 
     def _augment(self, X):
         return np.hstack([X, np.ones((X.shape[0], 1))]) if self.fit_intercept else X
@@ -300,6 +335,10 @@ class KernelFeatures(FeatureMap):
         Passed to :func:`sklearn.metrics.pairwise.pairwise_kernels`.
     gamma, degree, coef0 : float
         Kernel parameters (``gamma=None`` means ``1 / n_features``).
+    fit_intercept : bool, default=False
+        Add an unpenalised intercept per class, ``F = K(X, X_t) A + 1 b^T`` (``theta =
+        [A; b].ravel()``): the RKHS norm leaves ``b`` out, so the adversary matches the class
+        frequencies exactly (the kernel models of Blondel 2019, App. B.1).
     """
 
     coordinate_norms = False
@@ -310,18 +349,23 @@ class KernelFeatures(FeatureMap):
         gamma: float | None = None,
         degree: int = 3,
         coef0: float = 1.0,
+        fit_intercept: bool = False,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.fit_intercept = fit_intercept
 
     def _params(self):
         if callable(self.kernel):
             return {}
-        if self.kernel not in ("linear", "poly", "rbf"):
+        from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS
+
+        if not isinstance(self.kernel, str) or self.kernel not in PAIRWISE_KERNEL_FUNCTIONS:
             raise ValueError(
-                f"kernel must be 'linear', 'poly', 'rbf' or a callable; got {self.kernel!r}."
+                f"kernel must be a callable or one of {sorted(PAIRWISE_KERNEL_FUNCTIONS)}; got "
+                f"{self.kernel!r}."
             )
         check_kernel_params(self.gamma, self.degree, self.coef0)
         gamma = 1.0 / self.n_features_in_ if self.gamma is None else float(self.gamma)
@@ -329,12 +373,16 @@ class KernelFeatures(FeatureMap):
             return {"gamma": gamma}
         if self.kernel == "poly":
             return {"gamma": gamma, "degree": int(self.degree), "coef0": float(self.coef0)}
-        return {}
+        if self.kernel == "linear":
+            return {}
+        # the other kernels of scikit-learn take the parameters they know
+        options = {"gamma": gamma, "degree": self.degree, "coef0": self.coef0}
+        return {"filter_params": True, **options}
 
     def _fit(self, X):
         self._kernel_params = self._params()
         self.X_fit_ = X
-        self.n_params = X.shape[0] * self.n_classes_
+        self.n_params = (X.shape[0] + bool(self.fit_intercept)) * self.n_classes_
         self._factor = self._train_gram = None
 
     def gram(self, X: np.ndarray) -> np.ndarray:
@@ -353,27 +401,36 @@ class KernelFeatures(FeatureMap):
         return K
 
     def bind(self, X: np.ndarray) -> Any:
-        return _DenseOperator(self.gram(X), self.n_classes_)
+        K = self.gram(X)
+        if self.fit_intercept:
+            K = np.hstack([K, np.ones((K.shape[0], 1))])
+        return _DenseOperator(K, self.n_classes_)
 
     def blocks(self) -> list[np.ndarray]:
         return [np.arange(j, self.n_params, self.n_classes_) for j in range(self.n_classes_)]
 
     def norm_factor(self) -> sp.csr_matrix:
         r"""``G = (R^T ⊗ I_k)`` with ``K = R R^T`` (eigen-factor, tiny negative eigenvalues
-        clipped), for the compiled programs; the first-order solvers use :meth:`norm_metric`."""
+        clipped; a zero column block for the unpenalised intercepts), for the compiled
+        programs; the first-order solvers use :meth:`norm_metric`."""
         if self._factor is None:
             eigenvalues, vectors = np.linalg.eigh(self._training_gram())
             R = vectors * np.sqrt(np.clip(eigenvalues, 0.0, None))
-            self._factor = sp.kron(sp.csr_matrix(R.T), sp.identity(self.n_classes_), format="csr")
+            G = sp.kron(sp.csr_matrix(R.T), sp.identity(self.n_classes_), format="csr")
+            if self.fit_intercept:
+                G = sp.hstack([G, sp.csr_matrix((G.shape[0], self.n_classes_))], format="csr")
+            self._factor = G
         return self._factor
 
     def norm_metric(self, theta: np.ndarray) -> np.ndarray:
         r"""``(K ⊗ I_k) theta = (K A).ravel()`` for ``theta = A.ravel()``, so that
         ``||theta||_H^2 = tr(A^T K A)``: one product with the training Gram matrix (computed
         once), where the factor :meth:`norm_factor` needs an ``n x n`` eigendecomposition and
-        ``n^2 k`` nonzeros."""
+        ``n^2 k`` nonzeros.  The intercepts' entries are zero (they are not penalised)."""
         A = np.asarray(theta).reshape(-1, self.n_classes_)
-        return (self._training_gram() @ A).ravel()
+        if not self.fit_intercept:
+            return (self._training_gram() @ A).ravel()
+        return np.vstack([self._training_gram() @ A[:-1], np.zeros((1, A.shape[1]))]).ravel()
 
     def _training_gram(self):
         if self._train_gram is None:

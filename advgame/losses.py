@@ -205,7 +205,10 @@ class LossMatrix:
     labels : sequence of length k, optional
         Names of the true labels; default ``0..k-1``.  Names never change the recognised
         :attr:`structure`, which reads the numbers in column order: list ordinal labels in
-        their order (``AdversarialClassifier`` then takes that order for ``classes_``).
+        their order.  Given labels *declare* the classes (:attr:`labels_declared`):
+        ``AdversarialClassifier`` then takes them, in this order, as its ``classes_``, and
+        ``fit`` accepts a ``y`` holding any subset of them (a cross-validation fold missing a
+        rare class).
     actions : sequence of length l, optional
         Names of the actions; default the labels when ``l == k``, and the labels followed by
         ``'abstain'`` for the abstain structure.
@@ -216,6 +219,9 @@ class LossMatrix:
         Read-only float64 copy.
     structure : Structure
         What :func:`recognize` found (drives the fast paths of :class:`advgame.Game`).
+    labels_declared : bool
+        Whether ``labels`` were given (even as ``range(k)``): declared labels fix the classes
+        of a model and of a compiled program, whatever subset of them ``y`` holds.
 
     Examples
     --------
@@ -254,13 +260,18 @@ class LossMatrix:
         self.matrix = M
         self.structure = recognize(M)
         self.labels = self._names("labels", labels, k, list(range(k)))
-        if actions is None and l == k:
-            default_actions = list(self.labels)
-        elif actions is None and self.structure.kind == "abstain":
-            default_actions = list(self.labels) + ["abstain"]
-        else:
-            default_actions = list(range(l))
-        self.actions = self._names("actions", actions, l, default_actions)
+        self.labels_declared = labels is not None
+        self.actions = self._names("actions", actions, l, self.default_actions())
+
+    def default_actions(self) -> tuple[Hashable, ...]:
+        """The action names when none are given: the labels for a square matrix, the labels
+        then ``'abstain'`` for the abstain structure, else ``0..l-1``."""
+        l, k = self.matrix.shape
+        if l == k:
+            return tuple(self.labels)
+        if self.structure.kind == "abstain":
+            return (*self.labels, "abstain")
+        return tuple(range(l))
 
     @staticmethod
     def _names(name, given, size, default):
@@ -307,6 +318,8 @@ class LossMatrix:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        if "labels_declared" not in state:  # pickled before labels could be declared
+            self.labels_declared = self.labels != tuple(range(self.n_labels))
         self.matrix.flags.writeable = False
 
     # numpy defers comparisons to LossMatrix instead of broadcasting over __array__

@@ -169,6 +169,11 @@ class UncertaintySet:
         ``(None, constraint)`` for a constraint)."""
         raise NotImplementedError
 
+    def latex_where(self) -> list[str]:
+        """Definitions of the symbols :meth:`latex_regularizer` and :meth:`latex_constraint`
+        introduce, for the programs' ``where`` block (none by default)."""
+        return []
+
     def __repr__(self):
         params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
         return f"{type(self).__name__}({params})"
@@ -422,6 +427,11 @@ class NormBall(UncertaintySet):
             return None, rf"\|m_b(q)\|_2 \le {self.radius:g}\ \text{{for every block }} b"
         norm = {1: "1", np.inf: r"\infty", 2: "2"}[self.norm]
         return None, rf"\|m(q)\|_{{{norm}}} \le {self.radius:g}"
+
+    def latex_where(self) -> list[str]:
+        if self.norm != "group":
+            return []
+        return [r"\theta_b,\ m_b(q): \text{the coordinates of the feature map's block } b"]
 
 
 class SoftMoments(UncertaintySet):

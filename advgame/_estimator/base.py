@@ -70,7 +70,6 @@ def _summary(estimator):
         ("n_iter_", "iterations", "{}"),
         ("objective_", "objective", "{:.6g}"),
         ("gap_", "certified gap", "{:.2g}"),
-        ("duality_gap_", "certified gap", "{:.2g}"),
         ("converged_", "", "{}"),
     ):
         value = getattr(estimator, name, None)

@@ -7,14 +7,17 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .._validation import check_positive, check_rankings
-from ..declaration import resolve_loss_matrix
+from ..declaration import classes_of, resolve_loss_matrix
 
 __all__ = [
+    "action_labels",
+    "label_kind",
     "check_strength",
     "validate_numeric",
     "check_iteration_params",
     "check_weights",
     "check_classification_fit",
+    "distinct_rows",
     "resolve_loss_matrix",
     "check_rankings",
     "check_feature_scale",
@@ -28,6 +31,8 @@ __all__ = [
 #: the solvers' linear systems fail (measured on iris), and from ``~1e154`` squared features and
 #: Gram matrices overflow to ``inf`` (and the parameters' squares, ``~1 / x^2``, underflow to 0).
 MAX_FEATURE_MAGNITUDE = 1e20
+#: Seed of the multipliers of :func:`distinct_rows`'s row hash (fixed: the order is canonical).
+_ROW_HASH_SEED = 0
 
 
 def check_iteration_params(estimator, integers=("max_iter",), check_tol=True):
@@ -84,18 +89,85 @@ def check_strength(strength, uncertainty):
         raise ValueError(f"strength must be None or a finite number {expected}; got {strength!r}.")
 
 
-def check_classification_fit(estimator, X, y, sample_weight):
+def check_classification_fit(estimator, X, y, sample_weight, loss=None):
     """Validate ``fit`` input of a classifier; sets ``classes_`` and returns
-    ``(X, y_index, sample_weight)`` with ``y_index`` in ``0..K-1`` (``classes_`` order)."""
+    ``(X, y_index, sample_weight)`` with ``y_index`` in ``0..K-1`` (``classes_`` order).
+
+    ``classes_`` holds the sorted labels of ``y``, or, when ``loss`` is a
+    :class:`~advgame.losses.LossMatrix` whose labels name them, its labels in its order: every
+    declared label (``labels_declared``) even where ``y`` holds only some of them
+    (:func:`advgame.declaration.classes_of`, which raises ``ValueError`` naming the labels of
+    ``y`` that are not declared)."""
     X, y = validate_numeric(estimator, X, y)
     check_classification_targets(y)
-    estimator.classes_, y_index = np.unique(y, return_inverse=True)
+    estimator.classes_, y_index = classes_of(y, loss)
     if estimator.classes_.size < 2:
         raise ValueError(
             "y must contain at least 2 classes to train a classifier (K >= 2); got one class: "
             f"{estimator.classes_}."
         )
     return X, y_index, check_weights(sample_weight, X)
+
+
+def distinct_rows(X, y_index, sample_weight):
+    """The weighted empirical distribution of ``(X, y)`` in one canonical form: each distinct
+    row ``(x, y)`` once, weighted by the sum of its copies' weights, rows of weight 0 dropped,
+    in an order that depends on the rows' contents only.
+
+    A learning objective weighs rows by ``sample_weight`` only through this distribution, so
+    integer weights and repeated rows are the same problem; fitting its canonical form makes
+    them the same *computation* too, whatever tolerance a solver stops at (scikit-learn's
+    ``check_sample_weight_equivalence``), and makes a fit independent of the order of the
+    rows.  The order is that of a 64-bit hash of each row's bits and label, then of the
+    label; adjacent rows of equal hash and label are compared before they are merged (a hash
+    collision, odds about ``n^2 / 2^64``, leaves copies unmerged: the same objective).
+    About 0.4 s for 60,000 x 784 (one core).
+
+    Returns
+    -------
+    X : ndarray of shape (m, d)
+    y_index : ndarray of shape (m,)
+    sample_weight : ndarray of shape (m,), positive
+    """
+    key = _row_hash(X, y_index)
+    order = np.lexsort((y_index, key))
+    key, labels = key[order], y_index[order]
+    same = (key[1:] == key[:-1]) & (labels[1:] == labels[:-1])  # as the previous row
+    pairs = np.flatnonzero(same)
+    same[pairs] = np.all(X[order[pairs]] == X[order[pairs + 1]], axis=1)  # not a collision
+    starts = np.flatnonzero(np.r_[True, ~same])
+    weight = np.add.reduceat(sample_weight[order], starts)
+    keep = weight > 0
+    first = order[starts[keep]]
+    return X[first], y_index[first], weight[keep]
+
+
+def _row_hash(X, labels, block=1 << 20):
+    """A 64-bit hash of each row ``(x, label)``: every float64 entry's bits (``-0.0`` as
+    ``0.0``) and the label folded (:func:`_fold`), then a sum with odd multipliers
+    (one per column, seed :data:`_ROW_HASH_SEED`).  uint64 arithmetic wraps, exactly and in any
+    order, so equal rows hash equally wherever they are; blocks of about ``block`` entries
+    bound the temporaries."""
+    n, d = X.shape
+    mix = np.random.default_rng(_ROW_HASH_SEED).integers(1, 2**63, size=d + 1, dtype=np.uint64)
+    mix |= np.uint64(1)
+    key = np.empty(n, dtype=np.uint64)
+    step = max(1, block // (d + 1))
+    for start in range(0, n, step):
+        rows = slice(start, start + step)
+        values = np.column_stack([X[rows] + 0.0, labels[rows]]).view(np.uint64)
+        key[rows] = _fold(values) @ mix
+    return key
+
+
+def _fold(v):
+    """``v ^ (v >> 32)`` times an odd constant, in place: the high bits of a float64 (sign,
+    exponent, leading mantissa) reach the low bits, so that the multipliers of
+    :func:`_row_hash` mix them (without it, ``2.0 = 2^62`` has no low bits and two such
+    entries can cancel modulo ``2^64``)."""
+    v ^= v >> np.uint64(32)
+    v *= np.uint64(0xBF58476D1CE4E5B9)
+    return v
 
 
 def check_feature_scale(X, name="X", limit=MAX_FEATURE_MAGNITUDE):
@@ -158,3 +230,111 @@ def order_classes(estimator, y_index, order, name="classes_order"):
     new_index[rank] = np.arange(len(observed))
     estimator.classes_ = estimator.classes_[rank]
     return new_index[y_index]
+
+
+def label_kind(classes):
+    """``'numeric'`` (numbers, ordered by value), ``'string'`` or ``'other'`` labels."""
+    if classes.dtype.kind in "biuf":
+        return "numeric"
+    if classes.dtype.kind == "U":
+        return "string"
+    values = classes.tolist()
+    if classes.dtype == object and all(isinstance(c, str) for c in values):
+        return "string"
+    numeric = all(isinstance(c, numbers.Real) and not isinstance(c, bool) for c in values)
+    return "numeric" if classes.dtype == object and numeric else "other"
+
+
+def action_labels(loss_matrix, classes, abstain_label=None):
+    """What ``predict`` returns for each action (row) of ``loss_matrix``, and the abstention
+    label (None when no action abstains).
+
+    An action named like a label of the matrix predicts that class (``classes[j]`` for label
+    ``j``).  The other actions abstain, returning the abstention label, when the matrix's
+    actions keep their default names (:meth:`~advgame.losses.LossMatrix.default_actions`:
+    unnamed rows, the abstain structure's ``'abstain'``) or are named ``'abstain'``; any other
+    name is returned as it is (``LossMatrix(..., actions=[..., 'refer', 'cheap_test'])``).
+
+    Parameters
+    ----------
+    loss_matrix : LossMatrix
+        Aligned with ``classes`` (column ``j`` is ``classes[j]``).
+    classes : ndarray of shape (k,)
+    abstain_label : int, float, str or None
+        The abstention label: any number or string that is not a class; None for ``-1``
+        (numeric classes; ``min(classes) - 1`` when ``-1`` is a class) or ``'abstain'``.
+
+    Returns
+    -------
+    actions : ndarray of shape (n_actions,)
+        Of the classes' dtype when every action is a class, a common numeric or string dtype
+        when the other outputs are of the classes' kind, ``object`` when they mix.
+    abstain_label : int, float, str or None
+
+    Raises
+    ------
+    ValueError
+        For an abstention label that is a class or neither a number nor a string, and for an
+        action named like a class that is not a label of the matrix.
+    """
+    L, values = loss_matrix, classes.tolist()
+    names = list(L.actions)
+    unnamed = tuple(names) == L.default_actions()
+    column = {label: j for j, label in enumerate(L.labels)}
+    outputs, abstains = [], []
+    for a, name in enumerate(names):
+        j = (a if a < len(values) else None) if unnamed else column.get(name)
+        outputs.append(values[j] if j is not None else name)
+        abstains.append(j is None and (unnamed or name == "abstain"))
+    label = _abstain_label(classes, abstain_label) if any(abstains) else None
+    outputs = [label if abstain else out for out, abstain in zip(outputs, abstains)]
+    clash = [out for out, a in zip(outputs, names) if a not in column and out in values]
+    if clash and not unnamed:
+        raise ValueError(
+            f"the loss matrix's actions {names} name {clash}, which are classes {values} but "
+            f"not labels of the matrix {list(L.labels)}: predict could not tell the action "
+            "from the class. Rename those actions."
+        )
+    return _output_array(classes, outputs), label
+
+
+def _abstain_label(classes, label):
+    """The abstention label: ``label``, a number or a string that is not a class, or the
+    default for the classes' kind."""
+    values = classes.tolist()
+    numeric = label_kind(classes) == "numeric"
+    if label is None:
+        default = -1 if numeric else "abstain"
+        if numeric and default in values:
+            # binary -1 / +1 labels are common (and scikit-learn's checks use them): take a
+            # number below every class rather than refuse the default
+            return min(values) - 1
+        if default in values:
+            raise ValueError(
+                f"the default abstain_label {default!r} is one of the classes {values}: an "
+                "abstention would be indistinguishable from that class. Pass "
+                "abstain_label=<a value that is not a class>."
+            )
+        return default
+    is_number = isinstance(label, numbers.Real) and not isinstance(label, bool)
+    if not (is_number or isinstance(label, str)):
+        raise ValueError(f"abstain_label must be None, a number or a string; got {label!r}.")
+    if label in values:
+        raise ValueError(
+            f"abstain_label={label!r} is one of the classes {values}: an abstention would be "
+            "indistinguishable from that class. Pass abstain_label=<a value that is not a class>."
+        )
+    return label
+
+
+def _output_array(classes, outputs):
+    """``outputs`` (one per action) as one array: ``classes``' own dtype when the actions are
+    the classes, a common dtype for numbers only or strings only, else ``object``."""
+    if len(outputs) == classes.size and all(o == c for o, c in zip(outputs, classes.tolist())):
+        return classes.copy()
+    kinds = {label_kind(np.asarray([o], dtype=object)) for o in outputs}
+    if kinds == {label_kind(classes)} and "other" not in kinds and classes.dtype != object:
+        return np.asarray(outputs, dtype=np.result_type(classes, np.asarray(outputs)))
+    out = np.empty(len(outputs), dtype=object)
+    out[:] = outputs
+    return out

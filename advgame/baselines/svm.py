@@ -75,6 +75,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
+from .._estimator.base import record_convergence
 from .._estimator.inputs import check_classification_fit, validate_numeric
 from .._validation import check_positive
 from ..compile import Program
@@ -247,6 +248,7 @@ class _ExactHingeModel(ClassifierMixin, BaseEstimator):
             self.n_rounds_ = 1
             self.objective_ = solution.objective
             self._read(self.program_, solution.x)
+            self._record_optimal()
             return self
         hinges = self._hinges_of(Z, y_index, self.C * sample_weight)
         active = np.ones(hinges.slack.size, dtype=bool)
@@ -267,7 +269,15 @@ class _ExactHingeModel(ClassifierMixin, BaseEstimator):
             active[violated[order[: max(WORKING_SET_ROWS, int(active.sum()))]]] = True
         self.objective_ = solution.objective
         self._read(self.program_, solution.x)
+        self._record_optimal()
         return self
+
+    def _record_optimal(self):
+        """``gap_ = 0``, ``converged_ = 'optimal'``: the training QP is an exact program, solved
+        to optimality (its backend raises :class:`SolverError` otherwise)."""
+        rounds = f" in {self.n_rounds_} working-set rounds" if self.n_rounds_ > 1 else ""
+        reason = f"{self.backend} solved the training QP{rounds}"
+        record_convergence(self, 0.0, DUAL_TOL, self.objective_, exact=True, reason=reason)
 
     def _first_working_set(self, Z, y, cost, hinges):
         """The first working set (a mask of the hinge rows): a seeded random choice of
@@ -354,7 +364,7 @@ class _MulticlassHinge(_ExactHingeModel):
     def fit(self, X, y, sample_weight=None):
         """Solve the training program on ``X`` (n, d) and labels ``y`` (n,); see ``backend``."""
         if self.backend != "dual":
-            self.dual_coef_, self.gap_ = None, 0.0
+            self.dual_coef_ = None
             return super().fit(X, y, sample_weight)
         self._check_params()
         X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
@@ -391,8 +401,10 @@ class _MulticlassHinge(_ExactHingeModel):
         return self
 
     def _check_certified(self, method, unit):
-        """Raise :class:`SolverError` unless ``gap_`` is within :data:`DUAL_TOL` of
-        ``objective_`` (relative, at least 1)."""
+        """Record ``gap_`` (``converged_ = 'certified'``); raise :class:`SolverError` unless it
+        is within :data:`DUAL_TOL` of ``objective_`` (relative, at least 1)."""
+        reason = f"{method}: {self.n_iter_} {unit}"
+        record_convergence(self, self.gap_, DUAL_TOL, self.objective_, reason=reason)
         relative = self.gap_ / max(1.0, abs(self.objective_))
         if not relative <= DUAL_TOL:
             raise SolverError(
@@ -507,6 +519,11 @@ class WestonWatkinsSVC(_MulticlassHinge):
         The optimal training objective.
     gap_ : float
         Its certified duality gap (``backend='dual'``; 0 for the QP solvers' optimum).
+    converged_ : {'optimal', 'certified'}
+        ``'optimal'`` for the QP backends (an exact program), ``'certified'`` for
+        ``backend='dual'`` (a fit whose gap exceeds :data:`DUAL_TOL` raises instead).
+    stop_reason_ : str
+        Which solver stopped, and after how many steps.
     n_iter_ : int
         ``backend='dual'`` only: the epochs of the dual ascent, or the interior-point steps
         (the linear :class:`LeeLinWahbaSVC`).
@@ -795,7 +812,8 @@ class OneVsAllAbstain(_Abstains, _MulticlassHinge):
         :data:`LIBSVM_TOL`); much faster for kernels (no eigen features).  Needs
         ``fit_intercept=True``; the scores are then ``K(x, X_train) dual_coef_ + intercept_``
         (``dual_coef_`` of shape ``(n_train, k)``), and ``coef_`` (the linear kernel only) is
-        ``dual_coef_^T X_train``.  On a low-rank Gram matrix (the linear kernel with few
+        ``dual_coef_^T X_train``; ``gap_`` is the duality gap of libsvm's multipliers
+        (``converged_ = 'certified'`` within :data:`DUAL_TOL`).  On a low-rank Gram matrix (the linear kernel with few
         features) SMO can need minutes to reach that tolerance: use the QP backends there.
         ``'dual'`` (the linear kernel only; use ``'libsvm'`` for kernels): the same program
         (free offsets, or none without ``fit_intercept``) by a primal-dual interior-point
@@ -844,6 +862,16 @@ class OneVsAllAbstain(_Abstains, _MulticlassHinge):
             hinge += sample_weight @ np.maximum(0.0, 1.0 - side * f)
         norm = np.einsum("ij,ik,kj->", self.dual_coef_, K, self.dual_coef_)
         self.objective_ = 0.5 * norm + self.C * hinge
+        # libsvm's multipliers are dual feasible (0 <= alpha_i <= C w_i, sum_i s_i alpha_i = 0),
+        # so sum_j (1^T alpha_j - ||w_j||^2 / 2) bounds the optimum below (weak duality)
+        dual = np.abs(self.dual_coef_).sum() - 0.5 * norm
+        record_convergence(
+            self,
+            max(self.objective_ - dual, 0.0),
+            DUAL_TOL,
+            self.objective_,
+            reason=f"libsvm's SMO solved the {k} binary SVMs to tol={LIBSVM_TOL:g}",
+        )
         self.coef_ = self.dual_coef_.T @ X if self.kernel == "linear" else None
         self.program_, self.n_rounds_ = None, 0
         return self

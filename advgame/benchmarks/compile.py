@@ -313,7 +313,7 @@ def format_report(records, meta):
     return "\n".join(lines)
 
 
-def run(quick=False, out=None, print_fn=print):
+def run(quick=False, out=None, print_fn=print, progress=True):
     """Run the benchmark (the protocol of :mod:`advgame.benchmarks`).
 
     Returns
@@ -325,10 +325,10 @@ def run(quick=False, out=None, print_fn=print):
     """
     settings = QUICK if quick else FULL
     meta = run_meta(settings=asdict(settings), seed=SEED, blas_threads=1)
-    progress = Progress("compile")
+    progress = Progress("compile", progress)
     records = []
     with threadpool_limits(limits=1, user_api="blas"):
-        for i, n in enumerate(settings.sizes, 1):
+        for i, n in enumerate(progress.bar(settings.sizes, "size"), 1):
             progress(f"{i}/{len(settings.sizes)} build n={n:,}")
             records.append(bench_build(n, settings.build_repeats))
         records.append(summary(records))

@@ -216,7 +216,7 @@ def format_report(records, meta):
     return "\n".join([header, ""] + table(records, COLUMNS, left=3) + [""] + legend)
 
 
-def run(quick=False, out=None, print_fn=print):
+def run(quick=False, out=None, print_fn=print, progress=True):
     """Run the benchmark (the protocol of :mod:`advgame.benchmarks`).
 
     Returns
@@ -230,8 +230,8 @@ def run(quick=False, out=None, print_fn=print):
     meta = run_meta(settings=asdict(settings), seed=SEED)
     cases = [(g, k, loss) for g, ks in settings.cases for k in ks for loss in LOSSES]
     records = []
-    progress = Progress("graph")
-    for i, (graph_name, k, loss_name) in enumerate(cases, 1):
+    progress = Progress("graph", progress)
+    for i, (graph_name, k, loss_name) in enumerate(progress.bar(cases, "case"), 1):
         progress(f"{i}/{len(cases)} {graph_name} k={k} {loss_name}")
         records.append(bench_case(graph_name, k, loss_name, settings.examples, [SEED, i]))
     publish(format_report(records, meta), meta, records, out, print_fn)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.svm import SVC
 
+from ..features import KernelFeatures
 from ..models import AdversarialClassifier
 from ..solvers import fit_kernel
 from .protocol import Progress, median_seconds
@@ -73,11 +74,12 @@ def bench_problem(name, X, y, max_rows=None, repeats=1):
     record["gap"] = float(ours.gap_)
     record["objective"] = float(ours.objective_)
     record["steps"] = int(ours.n_iter_)
-    record["status"] = f"{ours.solver_}: {ours.converged_}"
+    record["status"] = f"{ours.solver_}: {ours.converged_}"  # 'optimal' | 'certified' | ...
+    record["stop reason"] = ours.stop_reason_
     record["svc support vectors"] = int(svc.n_support_.sum())
     record["ratio"] = record["ours fit s"] / record["svc fit s"]
     # the reference way: the Newton solver on the same Gram matrix (timed once: it is slow)
-    K = ours.feature_map_.gram(X_train)
+    K = KernelFeatures("rbf", gamma).fit(X_train, ours.classes_.size).gram(X_train)  # row order
     problem = (ours.game_.game(), K, np.searchsorted(ours.classes_, y_train))
     weights = np.full(len(y_train), 1.0 / len(y_train))
     with warnings.catch_warnings():
@@ -122,14 +124,14 @@ def format_report(records, meta):
     return "\n".join(lines)
 
 
-def run(quick=False, out=None, print_fn=print):
+def run(quick=False, out=None, print_fn=print, progress=True):
     """Run the benchmark (the protocol of :mod:`advgame.benchmarks`); returns one record per
     problem."""
     settings = QUICK if quick else FULL
     meta = run_meta()
-    progress = Progress("kernel")
+    progress = Progress("kernel", progress)
     records = []
-    for i, name in enumerate(settings.problems, 1):
+    for i, name in enumerate(progress.bar(settings.problems, "problem"), 1):
         progress(f"{i}/{len(settings.problems)} {name}")
         X, y = _vendored(name)
         records.append(bench_problem(name, X, y, settings.max_rows, settings.fit_repeats))

@@ -98,7 +98,7 @@ FULL = Settings(rows=10_000, lp_rows=2_000, cvxpy_rows=30, repeats=3)
 QUICK = Settings(rows=1_000, lp_rows=200, cvxpy_rows=5, repeats=1, loop_rows=200)
 
 
-def run(quick=False, out=None, print_fn=print):
+def run(quick=False, out=None, print_fn=print, progress=True):
     """Run the benchmark (the protocol of :mod:`advgame.benchmarks`; ``out`` ending in ``.md``
     gets the markdown tables).
 
@@ -113,8 +113,8 @@ def run(quick=False, out=None, print_fn=print):
     meta = run_meta(cvxpy_solver=_cvxpy_default_solver(), settings=asdict(settings), seed=SEED)
     games = [(name, k) for name in LOSSES for k in SIZES]
     records = []
-    progress = Progress("oracle")
-    for i, (name, k) in enumerate(games, 1):
+    progress = Progress("oracle", progress)
+    for i, (name, k) in enumerate(progress.bar(games, "game"), 1):
         progress(f"{i}/{len(games)} {name} k={k}")
         records.append(bench_game(name, k, settings))
     progress(f"bulk LP oracle, general {BULK_K}x{BULK_K}")

@@ -341,7 +341,7 @@ def format_report(records, meta):
     return "\n".join([header, ""] + table(records, COLUMNS, left=2) + [""] + legend)
 
 
-def run(quick=False, out=None, print_fn=print):
+def run(quick=False, out=None, print_fn=print, progress=True):
     """Run the benchmark (the protocol of :mod:`advgame.benchmarks`).
 
     Returns
@@ -367,8 +367,8 @@ def run(quick=False, out=None, print_fn=print):
         for geometry in polytopes.GEOMETRIES
     ]
     records = []
-    progress = Progress("projections")
-    for i, (name, geometry, k) in enumerate(cases, 1):
+    progress = Progress("projections", progress)
+    for i, (name, geometry, k) in enumerate(progress.bar(cases, "case"), 1):
         progress(f"{i}/{len(cases)} {name} {geometry} k={k}")
         records.append(bench_case(name, geometry, k, settings))
     publish(format_report(records, meta), meta, records, out, print_fn)

@@ -9,7 +9,7 @@ from functools import partial
 import numpy as np
 from scipy.stats import wilcoxon
 
-__all__ = ["SIGNIFICANCE", "Progress", "median_seconds", "wilcoxon_marks"]
+__all__ = ["SIGNIFICANCE", "Progress", "median_seconds", "over", "wilcoxon_marks"]
 
 #: Level of the paired Wilcoxon signed-rank test behind the "indistinguishably best" marks.
 SIGNIFICANCE = 0.05
@@ -45,23 +45,51 @@ def median_seconds(function, repeats):
 
 
 class Progress:
-    """The progress lines of a benchmark on stderr: ``[name  elapsed s] message ...``.
+    """The progress of a benchmark on stderr: lines ``[name  elapsed s] message ...`` and, in a
+    terminal, ``tqdm`` bars over its cases (:meth:`bar`).
 
-    Calling the object prints one now; ``later(message)`` returns a picklable callable that
+    Calling the object prints a line now; ``later(message)`` returns a picklable callable that
     prints one when called, for a joblib worker to call when its task starts (the elapsed time
     is then that of the start, by the wall clock, so it also holds on a cluster's workers).
+    ``enabled=False`` (a run's ``progress=False``) prints neither lines nor bars.  Lines print
+    above any open bar (``tqdm.write``); bars show only when stderr is a terminal (``tqdm``'s
+    ``disable=None``), so logs and tests get the lines alone.
     """
 
-    def __init__(self, name):
-        self.name = name
+    def __init__(self, name, enabled=True):
+        self.name, self.enabled = name, enabled
         self.start = time.time()
 
     def later(self, message):
-        return partial(_print_progress, self.name, self.start, message)
+        return partial(_print_progress, self.name, self.start, message, self.enabled)
 
     def __call__(self, message):
         self.later(message)()
 
+    def bar(self, items, unit, total=None):
+        """``items`` with a bar of them counted in ``unit``s (``total`` of them: ``len(items)``
+        by default)."""
+        from tqdm import tqdm
 
-def _print_progress(name, start, message):
-    print(f"[{name} {time.time() - start:6.0f}s] {message} ...", file=sys.stderr, flush=True)
+        return tqdm(
+            items,
+            desc=self.name,
+            unit=unit,
+            total=total,
+            leave=False,
+            disable=None if self.enabled else True,
+            file=sys.stderr,
+        )
+
+
+def over(progress, items, unit):
+    """``items`` with ``progress``'s bar (:meth:`Progress.bar`) when it is a :class:`Progress`;
+    as they are for a plain line callback."""
+    return progress.bar(items, unit) if isinstance(progress, Progress) else items
+
+
+def _print_progress(name, start, message, enabled=True):
+    if enabled:
+        from tqdm import tqdm
+
+        tqdm.write(f"[{name} {time.time() - start:6.0f}s] {message} ...", file=sys.stderr)

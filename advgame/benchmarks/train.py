@@ -216,7 +216,8 @@ def bench_problem(name, X, y, max_rows=None, repeats=FIT_REPEATS):
         if isinstance(model, AdversarialClassifier):
             record["adversarial gap"] = float(model.gap_)
             record["adversarial status"] = (
-                f"{model.solver_}: {model.converged_}, gap {model.gap_:.1e}, {model.n_iter_} steps"
+                f"{model.solver_}: {model.converged_} ({model.stop_reason_}), gap "
+                f"{model.gap_:.1e}, {model.n_iter_} steps"
             )
     evaluation, products = evaluation_ratio(X_train, y_train)
     record["eval ms"], record["two GEMMs ms"] = 1e3 * evaluation, 1e3 * products
@@ -284,15 +285,15 @@ def _problems(name, settings):
     return [(name, lambda: _vendored(name), settings.max_rows)]
 
 
-def run(quick=False, out=None, print_fn=print):
+def run(quick=False, out=None, print_fn=print, progress=True):
     """Run the benchmark (the protocol of :mod:`advgame.benchmarks`); returns one record per
     problem."""
     settings = QUICK if quick else FULL
     problems = [entry for name in settings.problems for entry in _problems(name, settings)]
     meta = run_meta()
     records = []
-    progress = Progress("train")
-    for i, (name, make, max_rows) in enumerate(problems, 1):
+    progress = Progress("train", progress)
+    for i, (name, make, max_rows) in enumerate(progress.bar(problems, "problem"), 1):
         progress(f"{i}/{len(problems)} {name}")
         X, y = make()
         records.append(bench_problem(name, X, y, max_rows=max_rows, repeats=settings.fit_repeats))

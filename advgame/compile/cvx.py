@@ -1,4 +1,4 @@
-"""cvxpy backend: any program kind (LP, QP, SOCP), and the program as a cvxpy ``Problem``.
+"""cvxpy backend: any program kind (LP, QP, SOCP, EXP), and the program as a cvxpy ``Problem``.
 
 The ``Problem`` is a view of the same :class:`~advgame.compile.program.Program` the HiGHS backend
 solves: one named ``Variable`` per block and the constraints in their named groups, so that
@@ -7,6 +7,7 @@ solves: one named ``Variable`` per block and the constraints in their named grou
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 from typing import Any
@@ -18,7 +19,7 @@ import scipy.sparse as sp
 from ..exceptions import SolverError
 from .solution import DEFAULT_TIME_LIMIT, Solution, SolvableProgram
 
-__all__ = ["NamedProblem", "to_cvxpy", "solve_cvxpy"]
+__all__ = ["NamedProblem", "readable", "to_cvxpy", "solve_cvxpy"]
 
 
 class NamedProblem(cp.Problem):
@@ -34,12 +35,123 @@ class NamedProblem(cp.Problem):
         self.constraint_groups = groups
         super().__init__(objective, [c for pairs in groups.values() for c, _ in pairs])
 
+    def __str__(self) -> str:
+        """The problem as cvxpy prints it, with cvxpy's internal atom names written as the
+        functions a user calls (:func:`readable`), then a ``where`` list: every constant and
+        parameter named by a symbol (``b``, ``G``, ``radius``) with its shape (and its value
+        when it is a number)."""
+        return readable(super().__str__()) + _where(self)
+
+
+#: cvxpy's internal atom names -> how a user writes them; each maps the atom's printed
+#: arguments to the readable call.
+_READABLE = {
+    "quad_over_lin": lambda a: f"sum_squares({a[0]})" if a[1] == "1.0" else None,
+    "PnormApprox": lambda a: (
+        f"norm{a[1]}({a[0]})" if a[1] in ("1", "2") else f"pnorm({a[0]}, {a[1]})"
+    ),
+    "Pnorm": lambda a: f"norm{a[1]}({a[0]})" if a[1] in ("1", "2") else f"pnorm({a[0]}, {a[1]})",
+    "PowerApprox": lambda a: f"power({a[0]}, {a[1]})",
+    "Sum": lambda a: f"sum({a[0]})" if a[1] == "None" else f"sum({a[0]}, axis={a[1]})",
+    "log_sum_exp": lambda a: (
+        f"log_sum_exp({a[0]})" if a[1] == "None" else f"log_sum_exp({a[0]}, axis={a[1]})"
+    ),
+    "Hstack": lambda a: f"hstack({', '.join(a)})",
+    "reshape": lambda a: f"reshape({a[0]}, {a[1]})",
+}
+
+
+def _arguments(text: str, start: int) -> tuple[list[str], int]:
+    """The comma-separated arguments of the call whose ``(`` is at ``start`` (nested brackets
+    kept whole), and the index after its ``)``."""
+    args, depth, begin, i = [], 0, start + 1, start
+    while True:
+        char = text[i]
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+            if depth == 0:
+                args.append(text[begin:i].strip())
+                return args, i + 1
+        elif char == "," and depth == 1:
+            args.append(text[begin:i].strip())
+            begin = i + 1
+        i += 1
+
+
+def readable(text: str) -> str:
+    """``text`` (a printed cvxpy expression) with the internal atom names of :data:`_READABLE`
+    (``quad_over_lin(x, 1.0, None, False)``, ``PnormApprox(x, 2)``, ``Sum(x, None, False)``)
+    written as the user-facing functions (``sum_squares(x)``, ``norm2(x)``, ``sum(x)``)."""
+    pattern = re.compile(r"\b(" + "|".join(_READABLE) + r")\(")
+    out, position = [], 0
+    while (match := pattern.search(text, position)) is not None:
+        args, end = _arguments(text, match.end() - 1)
+        call = _READABLE[match.group(1)]([readable(arg) for arg in args])
+        out.append(text[position : match.start()])
+        out.append(text[match.start() : end] if call is None else call)
+        position = end
+    return "".join(out) + text[position:]
+
+
+#: A constant's name that is a symbol (``b``, ``G``, ``eps``, ``(1/lam)``), not an expression of
+#: other symbols (``-Phi``, ``kron(I_n, L^T)``, whose pieces the docs define).
+_SYMBOL = re.compile(r"^\(?[\w/]+\)?$")
+
+
+def _where(problem: cp.Problem) -> str:
+    """``where`` lines for the named constants and parameters of ``problem`` that are symbols
+    (:data:`_SYMBOL`): each with its shape, and its value when it is a number."""
+    lines = {}
+    for leaf in [*problem.parameters(), *problem.constants()]:
+        name = leaf.name()
+        if not getattr(leaf, "_advgame_named", False) or name in lines or not _SYMBOL.match(name):
+            continue
+        value = np.asarray(leaf.value.toarray() if sp.issparse(leaf.value) else leaf.value)
+        shape = " x ".join(str(n) for n in value.shape) or "scalar"
+        kind = "parameter" if isinstance(leaf, cp.Parameter) else "constant"
+        if value.size == 1:
+            lines[name] = f"  {name} = {float(value.ravel()[0]):.6g} ({kind})"
+        elif (
+            value.ndim == 2
+            and value.shape[0] == value.shape[1]
+            and np.array_equal(value, np.eye(value.shape[0]))
+        ):
+            lines[name] = f"  {name}: {shape} identity ({kind})"
+        else:
+            lines[name] = f"  {name}: {shape} ({kind})"
+    return "\nwhere\n" + "\n".join(lines[name] for name in sorted(lines)) if lines else ""
+
 
 def _constant(matrix, label):
     """A cvxpy constant printed under ``label`` (its numbers when there is none)."""
     if sp.issparse(matrix):
         matrix = sp.csr_matrix(matrix)
-    return cp.Constant(matrix, name=label) if label else cp.Constant(matrix)
+    if not label:
+        return cp.Constant(matrix)
+    constant = cp.Constant(matrix, name=label)
+    constant._advgame_named = True
+    return constant
+
+
+def _parameter(value, name, nonneg=False):
+    """A cvxpy ``Parameter`` named ``name`` holding ``value`` (a number prints as its name,
+    and the problem stays DPP: re-solving with a new value reuses the compiled problem)."""
+    value = np.asarray(value, dtype=np.float64)
+    parameter = cp.Parameter(value.shape, name=name, value=value, nonneg=nonneg)
+    parameter._advgame_named = True
+    return parameter
+
+
+#: Labels ``"name 1"`` (a uniform cost vector: ``name * sum(x)``) and ``sqrt(name) I`` /
+#: ``I/sqrt(name)`` (a multiple of the identity in a quadratic term: ``name/2 sum_squares(x)``,
+#: ``(1/name)/2 sum_squares(x)``).
+_UNIFORM_COST = re.compile(r"^(\w+) 1$")
+_SCALED_IDENTITY = {
+    re.compile(r"^sqrt\((\w+)\) I$"): "{}",
+    re.compile(r"^I/sqrt\((\w+)\)$"): "(1/{})",
+}
 
 
 def _section(program, variables, block):
@@ -62,12 +174,14 @@ def _linear(program, variables, terms):
     )
 
 
-def _row_constraints(expression, lower, upper):
-    """``[(constraint, side), ...]`` for ``lower <= expression <= upper`` (same-kind rows only)."""
+def _row_constraints(expression, lower, upper, label=None, named=False):
+    """``[(constraint, side), ...]`` for ``lower <= expression <= upper`` (same-kind rows only);
+    a bound is a parameter named ``label`` when it is not one number, or whenever ``named``
+    (a lower bound ``-upper`` then prints as ``-label``)."""
     lo, hi = np.isfinite(lower), np.isfinite(upper)
     equal = lo & hi & (lower == upper)
     if equal.all():
-        return [(expression == _bound(lower), "equal")]
+        return [(expression == _bound(lower, label, named), "equal")]
     pairs = []
     if equal.any() or (lo.any() and not lo.all()) or (hi.any() and not hi.all()):
         for side, rows, bound in (
@@ -80,65 +194,129 @@ def _row_constraints(expression, lower, upper):
                 relation = {"equal": part == bound[rows], "lower": part >= bound[rows]}
                 pairs.append((relation.get(side, part <= bound[rows]), side))
         return pairs
+    high = _bound(upper, label, named) if hi.all() else None
     if lo.all():
-        pairs.append((expression >= _bound(lower), "lower"))
-    if hi.all():
-        pairs.append((expression <= _bound(upper), "upper"))
+        symmetric = named and high is not None and np.array_equal(lower, -upper)
+        low = -high if symmetric else _bound(lower, label and f"{label}_lo", named)
+        pairs.append((expression >= low, "lower"))
+    if high is not None:
+        pairs.append((expression <= high, "upper"))
     return pairs
 
 
-def _bound(values):
-    """A constant row bound as a scalar when it is one number (it prints as that number)."""
-    return float(values[0]) if values.size and np.all(values == values[0]) else values
+def _bound(values, label=None, named=False):
+    """A constant row bound: a scalar when it is one number (it prints as that number) unless
+    ``named``, else a parameter named ``label`` (its numbers when there is none)."""
+    uniform = values.size and np.all(values == values[0])
+    if uniform and not named:
+        return float(values[0])
+    if label is None:
+        return values
+    return _parameter(values[0] if uniform else values, label)
 
 
 def to_cvxpy(program: SolvableProgram) -> NamedProblem:
     """The program as a :class:`NamedProblem`: one ``cp.Variable`` per named block, its
-    constraints grouped by name, matrices and cost vectors printed under their labels."""
-    variables = {
-        name: cp.Variable(block.stop - block.start, name=name)
-        for name, block in program.variables.items()
-    }
+    constraints grouped by name, matrices and cost vectors printed under their labels.
+
+    Every constant prints under a name: a block whose bounds fix it (``radius``) is a
+    ``cp.Parameter`` of that name, a labelled bound vector (:meth:`Program.label_bounds`) a
+    parameter of its label, a uniform labelled cost ``eps 1`` is ``eps * sum(x)``, a quadratic
+    term ``sqrt(lam) I`` is ``lam/2 * sum_squares(x)``; the cones print as ``norm2(G @ x) <= t``.
+    """
+    lower, upper = program.bounds
+    variables = {}
+    for name, block in program.variables.items():
+        lo, hi = lower[block], upper[block]
+        if np.all(np.isfinite(lo) & (lo == hi)):
+            variables[name] = _parameter(lo, name)  # a fixed block is a named constant
+        else:
+            variables[name] = cp.Variable(block.stop - block.start, name=name)
     sign = -1.0 if program.sense == "maximize" else 1.0
     linear = []
     for name, block in program.variables.items():
         cost = sign * program.cost[block]
         if np.any(cost):
-            label = program.labels.get(name)
-            linear.append(_constant(cost, label) @ variables[name])
+            linear.append(_linear_cost(cost, program.labels.get(name), variables[name]))
     objective = sum(linear) if linear else cp.Constant(0.0)
     for block, factor, label in program.quadratic_terms():
-        penalty = 0.5 * cp.sum_squares(
-            _constant(factor, label) @ _section(program, variables, block)
-        )
+        penalty = _quadratic(factor, label, _section(program, variables, block), variables)
         objective = objective + penalty if sign > 0 else objective - penalty
+    for block, function, weights, label in getattr(program, "exponentials", ()):
+        # sum_j w_j exp(x_j) or sum_j w_j x_j log x_j = -w @ entr(x), added to a minimisation
+        # (subtracted from a maximisation); printed without a double negation
+        part = _section(program, variables, block)
+        weighted = _constant(weights, label)
+        if function == "exp":
+            term = weighted @ cp.exp(part)
+            objective = objective + term if sign > 0 else objective - term
+        else:
+            term = weighted @ cp.entr(part)
+            objective = objective - term if sign > 0 else objective + term
     groups = {}
-    lower, upper = program.bounds
     for name, block in program.variables.items():
-        pairs = _row_constraints(variables[name], lower[block], upper[block])
-        if pairs:
-            groups[f"{name} bounds"] = [(c, "bounds") for c, _ in pairs]
+        if isinstance(variables[name], cp.Variable):
+            pairs = _row_constraints(variables[name], lower[block], upper[block])
+            if pairs:
+                groups[f"{name} bounds"] = [(c, "bounds") for c, _ in pairs]
     for name, _, terms, row_lower, row_upper in program.row_groups():
         expression = _linear(program, variables, terms)
-        groups[name] = _row_constraints(expression, row_lower, row_upper)
+        named = name in program.bound_labels
+        label = program.bound_labels.get(name, name.replace(" ", "_") + "_rhs")
+        groups[name] = _row_constraints(expression, row_lower, row_upper, label, named)
     for t, block, factor, label in program.cones:
         (t_name,) = (n for n, b in program.variables.items() if b.start <= t.start < b.stop)
-        bound = _section(program, variables, t)
-        cone = cp.SOC(
-            cp.reshape(bound, (), order="C"),
-            _constant(factor, label) @ _section(program, variables, block),
-        )
-        groups.setdefault(f"{t_name} cone", []).append((cone, "cone"))
+        span = program.variables[t_name]
+        whole = (t.start, t.stop) == (span.start, span.stop)
+        bound = variables[t_name] if whole else variables[t_name][t.start - span.start]
+        norm = cp.norm2(_constant(factor, label) @ _section(program, variables, block))
+        groups.setdefault(f"{t_name} cone", []).append((norm <= bound, "cone"))
     sense = cp.Maximize if program.sense == "maximize" else cp.Minimize
     return NamedProblem(sense(objective), groups)
+
+
+def _linear_cost(cost, label, variable):
+    """``cost @ variable`` printed under ``label``; a uniform cost labelled ``name 1`` is a scalar
+    parameter ``name`` times ``sum(variable)``, the cost ``name`` of a single variable that
+    parameter times it."""
+    match = _UNIFORM_COST.match(label or "") or (
+        variable.size == 1 and re.match(r"^(\w+)$", label or "")
+    )
+    if match and np.all(cost == cost[0]) and isinstance(variable, cp.Variable):
+        scale = _parameter(abs(cost[0]), match.group(1), nonneg=True)
+        term = scale * (cp.sum(variable) if variable.size > 1 else variable[0])
+        return term if cost[0] > 0 else -term
+    return _constant(cost, label) @ variable
+
+
+def _quadratic(factor, label, x, variables):
+    """``½ ||factor @ x||²``: ``name/2 * sum_squares(x)`` (``name`` a parameter) when the factor
+    is a multiple of the identity labelled as :data:`_SCALED_IDENTITY` says, else
+    ``0.5 * sum_squares(factor @ x)``; ``name`` gets the suffix ``_reg`` when a variable of
+    ``variables`` has it."""
+    factor = sp.csr_matrix(factor)
+    diagonal = factor.diagonal()
+    if factor.shape[0] == factor.shape[1] and factor.nnz == np.count_nonzero(diagonal):
+        if diagonal.size and np.all(diagonal == diagonal[0]):
+            for pattern, form in _SCALED_IDENTITY.items():
+                match = pattern.match(label or "")
+                if match:
+                    name = match.group(1)
+                    name = f"{name}_reg" if name in variables else name  # not a variable's name
+                    scale = _parameter(diagonal[0] ** 2, form.format(name), nonneg=True)
+                    return 0.5 * scale * cp.sum_squares(x)
+    return 0.5 * cp.sum_squares(_constant(factor, label) @ x)
 
 
 def _read_solution(program, problem):
     """``(x, row_duals)`` from a solved :class:`NamedProblem` (duals in the convention of
     :class:`~advgame.compile.program.Solution`)."""
     x = np.zeros(program.n_variables)
-    for name, variable in problem.var_dict.items():
-        x[program.variables[name]] = np.asarray(variable.value, dtype=np.float64).ravel()
+    lower, upper = program.bounds
+    for name, block in program.variables.items():
+        variable = problem.var_dict.get(name)
+        value = lower[block] if variable is None else variable.value  # a fixed block's value
+        x[block] = np.asarray(value, dtype=np.float64).ravel()
     y = np.zeros(program.n_rows)
     for name, rows, _, row_lower, row_upper in program.row_groups():
         lo, hi = np.isfinite(row_lower), np.isfinite(row_upper)

@@ -61,10 +61,33 @@ program** (:func:`fenchel_young_dual`) is
 At the optimum ``s_i / 2`` is the adversary's (and the Brier predictor's: the Bayes act of the
 Brier score is the distribution itself) point :math:`\mu_i^*`, and the primal's ``game``
 multipliers are ``w_i mu_i``.
+
+**The Shannon entropy** :math:`H(\mu) = -\sum_j \mu_j \log\mu_j` (``ag.losses.log``; the KL
+geometry of Blondel 2019, :math:`\Psi(\mu) = \sum_j \mu_j\log\mu_j`, so :math:`F = \Psi^*` and
+the scores are the potentials, :math:`\theta_i = g_i`) dualises the same way: maximising
+:math:`r^\top\mu - \sum_j \mu_j\log\mu_j` over :math:`\mu \ge 0` gives :math:`\mu_j =
+e^{r_j - 1}` and the value :math:`\sum_j e^{r_j - 1}`, hence
+
+.. math::  \max_{\mu \in \mathcal P} g^\top\mu - \sum_j \mu_j\log\mu_j = \min_{\lambda \ge 0,
+           \eta}\ b^\top\lambda + e^\top\eta + \sum_j e^{r_j} \quad\text{s.t.}\quad
+           r = g - A_\mu^\top\lambda - E_\mu^\top\eta - \mathbf 1,\
+           A_z^\top\lambda + E_z^\top\eta = 0,
+
+(strong duality: the constraints are linear and the simplex, cube, order simplex, knapsack and
+permutahedron have points with every coordinate positive), so the predictor's program has the
+variables ``r`` in place of ``s`` and the exponential-cone term :math:`\sum_{ij} w_i e^{r_{ij}}`
+in place of :math:`\tfrac14\|s_i\|^2`, and the adversary's maximises :math:`\sum_i w_i
+H(\mu_i) - R^*(m(\mu))`.  The adversary's point is :math:`\mu_i^* = e^{r_i}` (the KL
+projection of :math:`g_i` onto the polytope).  These are exponential-cone programs (kind
+``EXP``), solved through cvxpy (Clarabel).  On the simplex this is multinomial logistic
+regression (:math:`F(g) = \log\sum_j e^{g_j}`).  With :class:`advgame.ProjectionClassifier`'s
+``geometry='kl'`` and ``lam = alpha`` the optimum is its objective minus :math:`\sum_i w_i
+\Psi(y_i)` (zero for 0/1 embeddings).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -74,6 +97,7 @@ import scipy.sparse as sp
 from ..exceptions import NotApplicableError
 from ..polytopes import Simplex
 from .inputs import check_inputs, check_sample_weight, fresh, polytope_outputs
+from .learning import SAMPLE_WEIGHTS, label_moments, latex_programs, moments_of
 from .polytope import (
     PolytopeData,
     PolytopeProgram,
@@ -81,6 +105,7 @@ from .polytope import (
     _add_game_rows,
     _add_multipliers,
     _add_points,
+    _short_name,
     linear_description,
     polytope_data,
 )
@@ -104,11 +129,16 @@ __all__ = [
 
 #: The entropy's constant: ``H(mu) = BRIER_CONSTANT - ||mu||^2``.
 BRIER_CONSTANT = 1.0
+#: The entropies whose game over a polytope compiles (``Entropy.kind``).
+COMPILED_ENTROPIES = ("brier", "log")
 
 
-def _kind(uncertainty: UncertaintySet) -> str:
-    """The program's kind: a QP (the entropy's square), an SOCP with a norm ball's cones."""
-    return "SOCP" if uncertainty.program_kind == "SOCP" else "QP"
+def _kind(data: PolytopeData) -> str:
+    """The program's kind: EXP for the Shannon entropy, else a QP (the entropy's square) or an
+    SOCP with a norm ball's cones."""
+    if data.entropy == "log":
+        return "EXP"
+    return "SOCP" if data.uncertainty.program_kind == "SOCP" else "QP"
 
 
 def _per_sample_scale(data: PolytopeData, factor: float) -> sp.csr_matrix:
@@ -117,53 +147,66 @@ def _per_sample_scale(data: PolytopeData, factor: float) -> sp.csr_matrix:
 
 
 def fenchel_young_primal(data: PolytopeData) -> Program:
-    """The predictor's program of the Brier game over a polytope (blocks ``theta``, ``s``,
-    ``lam``, ``eta``, ``constant`` and the uncertainty set's; rows ``game``, ``game aux`` and
-    the uncertainty set's): see the module's docstring."""
-    uncertainty = data.uncertainty
-    program = Program(f"Fenchel-Young game ({_kind(uncertainty)})")
+    """The predictor's program of the Brier or Shannon game over a polytope (blocks ``theta``,
+    ``s`` (Brier) or ``r`` (Shannon), ``lam``, ``eta``, ``constant`` and the uncertainty set's;
+    rows ``game``, ``game aux`` and the uncertainty set's): see the module's docstring."""
+    program = Program(f"Fenchel-Young game ({_kind(data)})")
     theta = program.add_variables(
         "theta", data.fmap.n_params, cost=-data.observed, label="-Phi^T (w ⊗ emb(y))"
     )
-    uncertainty.add_to_program(program, theta, data.fmap)
-    _add_constant(program, BRIER_CONSTANT)
-    s = program.add_variables("s", data.w.size * data.d)
-    program.add_quadratic(s, _per_sample_scale(data, 0.5), "sqrt(w/2) ⊗ I")
+    data.uncertainty.add_to_program(program, theta, data.fmap)
     multipliers = _add_multipliers(program, data, ("lam", "eta"), 1.0)
+    size = data.w.size * data.d
+    if data.entropy == "log":
+        point = program.add_variables("r", size)
+        program.add_exponential(point, "exp", np.repeat(data.w, data.d), "w ⊗ 1")
+        right = -np.ones(data.d)
+    else:
+        _add_constant(program, BRIER_CONSTANT)
+        point = program.add_variables("s", size)
+        program.add_quadratic(point, _per_sample_scale(data, 0.5), "sqrt(w/2) ⊗ I")
+        right = np.zeros(data.d)
     _add_game_rows(
         program,
         data,
         multipliers,
-        (s, sp.identity(data.d, format="csr"), "I"),
+        (point, sp.identity(data.d, format="csr"), "I"),
         [(theta, data.minus_D, "-Phi")],
-        np.zeros(data.d),
+        right,
     )
     return program
 
 
 def fenchel_young_dual(data: PolytopeData) -> Program:
-    """The adversary's program of the Brier game over a polytope (blocks ``mu``, ``mu_aux``,
-    ``constant`` and the uncertainty set's moment gap; rows ``polytope``, ``polytope eq``,
-    ``moments`` and the uncertainty set's): see the module's docstring."""
-    uncertainty = data.uncertainty
-    program = Program(f"Fenchel-Young adversary ({_kind(uncertainty)})", sense="maximize")
-    _add_constant(program, BRIER_CONSTANT)
+    """The adversary's program of the Brier or Shannon game over a polytope (blocks ``mu``,
+    ``mu_aux``, ``constant`` and the uncertainty set's moment gap; rows ``polytope``,
+    ``polytope eq``, ``moments`` and the uncertainty set's): see the module's docstring."""
+    program = Program(f"Fenchel-Young adversary ({_kind(data)})", sense="maximize")
     mu = _add_points(program, data, "mu", (np.zeros(data.w.size * data.d), "0"))
-    program.add_quadratic(mu, _per_sample_scale(data, 2.0), "sqrt(2 w) ⊗ I")
+    if data.entropy == "log":
+        program.add_exponential(mu, "xlogx", np.repeat(data.w, data.d), "w ⊗ 1")
+    else:
+        _add_constant(program, BRIER_CONSTANT)
+        program.add_quadratic(mu, _per_sample_scale(data, 2.0), "sqrt(2 w) ⊗ I")
     weighted = (data.minus_D.T @ sp.diags(-np.repeat(data.w, data.d))).tocsr()
-    uncertainty.add_to_dual(program, [(mu, weighted, "Phi^T W")], data.observed, data.fmap)
+    data.uncertainty.add_to_dual(program, [(mu, weighted, "Phi^T W")], data.observed, data.fmap)
+    label_moments(program, "Phi^T (w ⊗ emb(y))")
     return program
 
 
 class FenchelYoungProgram(PolytopeProgram):
-    r"""The compiled learning problem of the Brier game over a polytope: the predictor's QP
-    (:func:`fenchel_young_primal`), the adversary's (:meth:`dual`, :func:`fenchel_young_dual`)
-    and their LaTeX.  Solutions give each sample's point ``P[i] = Q[i] = mu_i = s_i / 2``, the
-    Euclidean projection of ``g_i / 2`` onto the polytope, and ``theta = vec(Theta)`` with
+    r"""The compiled learning problem of the Brier or Shannon game over a polytope: the
+    predictor's program (:func:`fenchel_young_primal`), the adversary's (:meth:`dual`,
+    :func:`fenchel_young_dual`) and their LaTeX.  Solutions give each sample's point ``P[i] =
+    Q[i] = mu_i``: ``s_i / 2``, the Euclidean projection of ``g_i / 2`` onto the polytope (Brier),
+    or ``exp(r_i)``, the KL projection of ``g_i`` (Shannon); and ``theta = vec(Theta)`` with
     ``Theta`` of shape ``(d_x + 1, d)``."""
 
     def _predictor(self, x):
-        return 0.5 * x[self.program.variables["s"]].reshape(self.n_samples, self.n_labels)
+        variables = self.program.variables
+        if "r" in variables:  # Shannon: mu = exp(r)
+            return np.exp(x[variables["r"]]).reshape(self.n_samples, self.n_labels)
+        return 0.5 * x[variables["s"]].reshape(self.n_samples, self.n_labels)
 
 
 def build_fenchel_young(
@@ -181,7 +224,7 @@ def build_fenchel_young(
     Parameters
     ----------
     loss : Entropy
-        ``ag.losses.brier(d)``, ``d`` the polytope's dimension.
+        ``ag.losses.brier(d)`` or ``ag.losses.log(d)``, ``d`` the polytope's dimension.
     features : Multiclass
         ``phi(x, y) = emb(y) ⊗ [x; 1]``.
     uncertainty : UncertaintySet
@@ -196,10 +239,11 @@ def build_fenchel_young(
     alpha : float
         Unused (the signature of every family's builder).
     """
-    if loss.kind != "brier":
+    if loss.kind not in COMPILED_ENTROPIES:
         raise NotApplicableError(
-            f"loss = {loss!r}: only the Brier entropy's game over a polytope compiles to a "
-            "program (a QP); the Shannon entropy's needs an exponential cone."
+            f"loss = {loss!r}: the game over a polytope compiles for the Brier entropy (a QP) "
+            "and the Shannon entropy (an exponential-cone program), ag.losses.brier(d) or "
+            "ag.losses.log(d)."
         )
     X = check_inputs(X)
     d = loss.n_labels
@@ -223,34 +267,51 @@ def build_fenchel_young(
         E,
         sample_weight,
     )
-    latex = fenchel_young_latex(polytope, uncertainty)
+    data = replace(data, entropy=loss.kind)
+    latex = fenchel_young_latex(loss, polytope, uncertainty)
     return FenchelYoungProgram(
         fenchel_young_primal(data), partial(fenchel_young_dual, data), n, d, d, data.w, latex
     )
 
 
-def fenchel_young_latex(polytope: Polytope, uncertainty: UncertaintySet) -> str:
-    r"""The primal and dual of the Brier game over a polytope as LaTeX."""
-    regulariser = getattr(uncertainty, "regularizer", "R(\\theta)")
-    name = repr(polytope).replace("_", r"\_")
-    return "\n".join(
-        [
-            r"\begin{align*}",
-            r"\min_{\theta,\, s,\, \lambda \ge 0,\, \eta}\quad & \sum_{i=1}^{n} w_i\,\big(1 + "
-            r"b^\top\lambda_i + e^\top\eta_i + \tfrac14\|s_i\|^2 - g_i(\theta)^\top y_i\big) "
-            r"+ R(\theta)\\",
-            r"\text{s.t.}\quad & A^\top\lambda_i + E^\top\eta_i = \begin{pmatrix} g_i(\theta) - "
-            r"s_i \\ 0 \end{pmatrix} \quad \forall i",
-            r"\end{align*}",
-            r"\begin{align*}",
-            r"\max_{\mu}\quad & \sum_{i=1}^{n} w_i\,\big(1 - \|\mu_i\|^2\big) - R^*(m(\mu))\\",
-            r"\text{s.t.}\quad & \mu_i \in \mathcal P \quad \forall i",
-            r"\end{align*}",
-            r"\text{where } H(\mu) = 1 - \|\mu\|^2,\ g_i(\theta) = \Theta^\top [x_i; 1],\ "
-            r"\mathcal P = \{\mu : \exists z,\ A[\mu; z] \le b,\ E[\mu; z] = e\} \text{ ("
-            + name
-            + r")},\ R(\theta) = \text{"
-            + str(regulariser)
-            + r"},\ m(\mu) = \sum_i w_i (\mu_i - y_i) \otimes [x_i; 1]",
-        ]
+def fenchel_young_latex(loss: Entropy, polytope: Polytope, uncertainty: UncertaintySet) -> str:
+    r"""The primal and dual of the Brier or Shannon game over a polytope as LaTeX, in the layout
+    of the other families (:func:`~advgame.compile.learning.latex_programs`)."""
+    if loss.kind == "log":
+        point, conjugate, shift = "r", r"\sum_j e^{r_{ij}}", r" - \mathbf{1}"
+        entropy = r"H(\mu) = -\sum_j \mu_j \log \mu_j \text{ (the Shannon entropy)}"
+        residual_name = r"r_i: \text{the exponents},\ \mu_i = e^{r_i} \text{ at the optimum}"
+    else:
+        point, conjugate, shift = "s", r"1 + \tfrac14\|s_i\|^2", ""
+        entropy = r"H(\mu) = 1 - \|\mu\|_2^2 \text{ (the Brier entropy)}"
+        residual_name = r"s_i: \text{the projection's residual}"
+    primal = [
+        rf"\min_{{\theta,\, {point},\, \lambda \ge 0,\, \eta}}\quad & \sum_{{i=1}}^{{n}} "
+        rf"w_i\,\big({conjugate} + b^\top\lambda_i + e^\top\eta_i",
+        r"& \qquad - g_i(\theta)^\top y_i\big)",
+        r"\text{s.t.}\quad & A^\top\lambda_i + E^\top\eta_i = \begin{pmatrix} g_i(\theta) - "
+        rf"{point}_i{shift} \\ 0 \end{{pmatrix}} \quad \forall i \quad (\text{{game}})",
+    ]
+    dual = [
+        r"\max_{\mu}\quad & \sum_{i=1}^{n} w_i\,H(\mu_i)",
+        r"\text{s.t.}\quad & \mu_i \in \mathcal P \quad \forall i \quad (\text{polytope})\\",
+    ]
+    residual = r"& m(\mu) = \sum_{i=1}^{n} w_i\, (\mu_i - y_i) \otimes [x_i; 1]"
+    where = [
+        r"(x_i, y_i),\ i = 1, \dots, n: \text{the samples},\ y_i \in \mathcal P",
+        entropy,
+        r"g_i(\theta) = \Theta^\top [x_i; 1],\ \Theta: \theta \text{ as a matrix}",
+        r"\mathcal P = \{\mu : \exists z,\ A[\mu; z] \le b,\ E[\mu; z] = e\}",
+        r"A, b, E, e: \text{its linear description (" + _short_name(polytope) + ")}",
+        residual_name + r",\ \lambda_i, \eta_i: \text{its multipliers}",
+        SAMPLE_WEIGHTS,
+    ]
+    return latex_programs(
+        primal,
+        dual,
+        residual,
+        where,
+        uncertainty,
+        "the adversary's maximum-entropy program over each sample's point mu_i",
+        rename=moments_of(r"\mu"),
     )

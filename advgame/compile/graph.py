@@ -43,7 +43,14 @@ from ..features import GraphFeatures
 from ..graph import GraphGame
 from ..graph_data import ExampleBinding
 from .inputs import check_sample_weight, declared_loss_matrix, graph_loss, normalised_weights
-from .learning import LearningProgram, _rows_to_distributions, latex_loss, latex_programs
+from .learning import (
+    LearningProgram,
+    _rows_to_distributions,
+    label_moments,
+    latex_loss,
+    latex_programs,
+    moments_of,
+)
 from .program import Program
 
 if TYPE_CHECKING:
@@ -237,6 +244,7 @@ def graph_dual(data: GraphData) -> Program:
     n_nodes = W.shape[0] // layout.n_actions
     v = program.add_variables("v", n_nodes, cost=np.repeat(w, layout.node_counts), label="omega")
     program.add_rows("marginal polytope", [(mu, data.E, "E")], data.b, data.b)
+    program.label_bounds("marginal polytope", "b")
     program.add_rows(
         "game",
         [
@@ -251,6 +259,7 @@ def graph_dual(data: GraphData) -> Program:
     )
     weighted = (data.CD.T @ sp.diags(np.repeat(w, layout.mu_sizes))).tocsr()
     uncertainty.add_to_dual(program, [(mu, weighted, "(C Phi)^T Omega")], data.observed, data.fmap)
+    label_moments(program, "b_obs")
     return program
 
 
@@ -447,17 +456,18 @@ def graph_latex(
     the loss (``L``, or None while the declared ``loss`` name waits for ``k``), ``M(G)``
     (junction tree) or its local relaxation, the norm and radius."""
     if polytope.relaxation == "local" and polytope.has_cycles:
-        region = (
-            r"\mathbb L(G) \supseteq \mathcal M(G)\ \text{(the local polytope: a relaxation, "
-            r"pairwise consistency only)}"
-        )
+        region = [
+            r"\mathbb L(G) \supseteq \mathcal M(G): \text{the local polytope}",
+            r"\text{(a relaxation: pairwise consistency only)}",
+        ]
         set_name = r"\mathbb L(G)"
     else:
-        region = r"\mathcal M(G)\ \text{(the marginal polytope" + (
-            r", through a junction tree)}"
-            if polytope.has_cycles
-            else r"; on a forest the local polytope is exact)}"
-        )
+        region = [
+            r"\mathcal M(G): \text{the marginal polytope"
+            + (r", through a junction tree}" if polytope.has_cycles else r"}"),
+        ]
+        if not polytope.has_cycles:
+            region.append(r"\text{(on a forest the local polytope is exact)}")
         set_name = r"\mathcal M(G)"
     weights = (
         r"w_i = 1"
@@ -467,7 +477,7 @@ def graph_latex(
     primal = [
         r"\min_{\theta,\, \alpha,\, p}\quad & \sum_{s=1}^{n} \omega_s\,\big(b_s^\top\alpha_s - "
         r"\theta^\top\phi(x_s, y_s)\big)",
-        r"\text{s.t.}\quad & E_s^\top \alpha_s - W_s^\top p_s \ge C_s \Phi \theta"
+        r"\text{s.t.}\quad & E_s^\top \alpha_s - W_s^\top p_s \ge C_s \Phi_s \theta"
         r" \quad \forall s \quad (\text{game})\\",
         r"& p_{s,i} \in \Delta_l \quad \forall s,\ \forall i \quad (\text{predictor simplex})",
     ]
@@ -475,23 +485,34 @@ def graph_latex(
         r"\max_{\mu,\, v}\quad & \sum_{s=1}^{n} \omega_s \sum_{i} v_{si}",
         r"\text{s.t.}\quad & v_{si} \le w_i\,(L\, q_{si}(\mu_s))_a \quad \forall s, i,\ "
         r"\forall a \in [l] \quad (\text{game})\\",
-        rf"& \mu_s \in {set_name}:\ E_s \mu_s = b_s,\ \mu_s \ge 0 \quad \forall s \quad "
-        r"(\text{marginal polytope})\\",
+        r"& E_s \mu_s = b_s,\ \mu_s \ge 0 \quad \forall s \quad (\text{marginal polytope})\\",
     ]
     residual = (
         r"& m(\mu) = \sum_{s=1}^{n} \omega_s \big(\mathbb E_{\mu_s}[\phi(x_s, Y)] - "
         r"\phi(x_s, y_s)\big)"
     )
-    where = (
-        r"\text{where } L(\hat y, y) = \sum_i w_i L_{\hat y_i y_i},\ "
-        + latex_loss(L, loss, alpha)
-        + r",\ "
-        + weights
-        + r",\quad \phi(x, y) = \sum_i e_{y_i} \otimes [x_i; 1] + \sum_{(i,j) \in E} "
-        r"e_{(y_i, y_j)} \otimes [z_{ij}; 1],\quad "
-        + region
-        + r",\quad \omega_s = \tfrac{1}{n} \text{ (or the normalised sample weights)}"
-    )
+    where = [
+        r"(x_s, y_s),\ s = 1, \dots, n: \text{the examples, graphs } G = (V, E)",
+        r"i \in V: \text{nodes},\ y_i \in [k]: \text{labels},\ a \in [l]: \text{actions}",
+        r"L(\hat y, y) = \textstyle\sum_i w_i L_{\hat y_i y_i}",
+        latex_loss(L, loss, alpha),
+        weights,
+        r"\phi(x, y) = \textstyle\sum_i e_{y_i} \otimes [x_i; 1]",
+        r"\qquad + \textstyle\sum_{(i,j) \in E} e_{(y_i, y_j)} \otimes [z_{ij}; 1]",
+        r"e_{y_i}, e_{(y_i, y_j)}: \text{unit vectors},\ z_{ij}: \text{the edge inputs}",
+        r"\mu_s: \text{the node and edge marginals of example } s",
+        *region,
+        r"E_s, b_s: \text{the equalities of } " + set_name + r" \text{ (with } \mu_s \ge 0\text{)}",
+        r"\mathbb E_{\mu_s}[f(Y)]: \text{the mean over labelings } Y \text{ of marginals } \mu_s",
+        r"\alpha_s: \text{the multipliers of } E_s \mu_s = b_s",
+        r"q_{si}(\mu_s) \in \Delta_k: \text{node } i\text{'s marginal in } \mu_s",
+        r"p_{s,i} \in \Delta_l: \text{the predictor's distribution at node } i",
+        r"(W_s \mu_s)_{(i, a)} = w_i\,(L\, q_{si}(\mu_s))_a",
+        r"\Phi_s \theta: \text{the node and edge potentials } \theta^\top\phi(x_s, \cdot)",
+        r"(C_s \Phi_s \theta)^\top \mu_s = \mathbb E_{\mu_s}[\theta^\top\phi(x_s, Y)]",
+        r"\Delta_m = \{p \in \mathbb R^m : p \ge 0,\ \textstyle\sum_j p_j = 1\}",
+        r"\omega_s = \tfrac{1}{n} \text{ (or the normalised sample weights)}",
+    ]
     return latex_programs(
         primal,
         dual,
@@ -500,4 +521,5 @@ def graph_latex(
         uncertainty,
         "the adversary's maximisation over each example's marginals",
         "the predictor's regularised risk over node marginals",
+        rename=moments_of(r"\mu"),
     )

@@ -83,10 +83,13 @@ def solve_highs(
         last iterate, its infeasibilities and the best bound known).  A partial result is never
         returned.
     """
-    if program.kind == "SOCP":
+    if program.kind in ("SOCP", "EXP"):
+        what = {
+            "SOCP": "second-order cones (an l2 or group norm ball)",
+            "EXP": "exponential-cone terms (the Shannon entropy)",
+        }[program.kind]
         raise NotApplicableError(
-            "HiGHS solves LPs and QPs; this program has second-order cones (an l2 or group norm "
-            "ball). Use backend='cvxpy'."
+            f"HiGHS solves LPs and QPs; this program has {what}. Use backend='cvxpy'."
         )
     if formulation not in ("auto", "dual", "primal"):
         raise ValueError(f"formulation must be 'auto', 'dual' or 'primal'; got {formulation!r}.")

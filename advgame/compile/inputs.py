@@ -35,6 +35,7 @@ __all__ = [
     "fresh",
     "graph_loss",
     "hamming_items",
+    "label_array",
     "normalised_weights",
     "point_shape",
     "polytope_outputs",
@@ -78,7 +79,8 @@ def resolve_loss_matrix(
         seen = "" if classes is None else f" {list(classes)}"
         raise ValueError(
             f"the {name} matrix has {L.n_labels} label columns but y has {k} classes{seen}; give "
-            "one column per class in sorted label order."
+            "one column per class in sorted label order, or declare the labels "
+            "(LossMatrix(matrix, labels=[...])) so that y may hold any of them."
         )
     return L if classes is None else _align_to_classes(L, list(classes))
 
@@ -108,36 +110,68 @@ def declared_loss_matrix(
 def classes_of(y: ArrayLike, loss: object = None) -> tuple[np.ndarray, np.ndarray]:
     """The classes of ``y`` and each label's class index.
 
-    The classes are sorted, unless ``loss`` is a :class:`LossMatrix` whose labels name exactly
-    the classes of ``y``: then they are in its label order, so that a declared order (an ordinal
-    scale of string labels, ``['low', 'mid', 'high']``) and the matrix's structure survive.
+    The classes are sorted, unless ``loss`` is a :class:`LossMatrix` whose labels name the
+    classes of ``y``: then they are its labels in its label order, so that a declared order (an
+    ordinal scale of string labels, ``['low', 'mid', 'high']``) and the matrix's structure
+    survive.  Declared labels (``LossMatrix(..., labels=...)``, :attr:`LossMatrix.labels_declared`)
+    are the classes even when ``y`` holds only some of them (a cross-validation fold missing a
+    rare class): the absent classes have no rows.
 
     Parameters
     ----------
     y : array-like of shape (n,)
         Labels.
     loss : LossMatrix or other, optional
-        The declared loss; only a :class:`LossMatrix` whose labels name the classes fixes the
-        order.
+        The declared loss; only a :class:`LossMatrix` whose labels name the classes fixes them.
 
     Returns
     -------
     classes : ndarray of shape (k,)
     y_index : ndarray of shape (n,)
         ``classes[y_index] == y``.
+
+    Raises
+    ------
+    ValueError
+        When ``loss`` declares labels, names some classes of ``y`` and not others.
     """
     classes, y_index = np.unique(y, return_inverse=True)
-    if not isinstance(loss, LossMatrix) or len(loss.labels) != classes.size:
+    if not isinstance(loss, LossMatrix):
+        return classes, y_index
+    declared = loss.labels_declared
+    if not declared and len(loss.labels) != classes.size:
         return classes, y_index
     labels = list(loss.labels)
     try:
         position = {label: j for j, label in enumerate(labels)}
-        order = np.array([position[c] for c in classes.tolist()])
-    except (KeyError, TypeError):  # the labels are display names, not the classes
+        found = [position.get(c, -1) for c in classes.tolist()]
+    except TypeError:  # unhashable names: display names, not the classes
         return classes, y_index
-    ordered = np.empty_like(classes)
-    ordered[order] = classes
-    return ordered, order[y_index]
+    order = np.array(found, dtype=np.intp)
+    if np.all(order < 0) or (not declared and np.any(order < 0)):
+        return classes, y_index  # the labels are display names, not the classes
+    if np.any(order < 0):
+        undeclared = classes[order < 0].tolist()
+        raise ValueError(
+            f"y holds the labels {undeclared}, which the loss matrix does not declare: its "
+            f"labels are {labels}. Add them to LossMatrix(..., labels=...) (with their columns), "
+            "or remove those samples."
+        )
+    return label_array(labels), order[y_index]
+
+
+def label_array(labels: Sequence[Any]) -> np.ndarray:
+    """``labels`` as a 1-D array that keeps each entry: numbers or strings in their numpy dtype,
+    anything else (a mix of both, tuples) as ``object``."""
+    values = list(labels)
+    numeric = all(
+        isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in values
+    )
+    if numeric or all(isinstance(v, str) for v in values):
+        return np.asarray(values)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def _align_to_classes(L, classes):

@@ -16,6 +16,7 @@ predictor's minimax distribution for sample ``i`` (Eq. 9).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -35,6 +36,7 @@ from .inputs import (
     fresh,
     normalised_weights,
 )
+from .latex import latex_where
 from .program import Program
 from .solution import Solution
 
@@ -337,6 +339,7 @@ def learning_dual(data: LearningData, name: str = "adversary") -> Program:
     )
     weighted = (data.minus_D.T @ sp.diags(-np.repeat(w, k))).tocsr()
     uncertainty.add_to_dual(program, [(q, weighted, "Phi^T W")], data.observed, data.fmap)
+    label_moments(program, "b")
     return program
 
 
@@ -457,11 +460,27 @@ def compile_cuts(
     return program
 
 
+def label_moments(program: Program, label: str) -> None:
+    """Name, in the cvxpy view of a dual ``program``, the right-hand side of its ``moments`` rows
+    ``label`` (the primal's name for the observed moments) and the radius of an uncertainty
+    ball's rows (``l1 ball``, ``linf ball``) ``radius``."""
+    program.label_bounds("moments", label)
+    for group in ("l1 ball", "linf ball"):
+        if group in program.rows:
+            program.label_bounds(group, "radius")
+
+
+def moments_of(symbol: str) -> Callable[[str], str]:
+    """A ``rename`` for :func:`latex_programs`: an uncertainty set's moment residual ``m(q)``
+    (and a block's ``m_b(q)``) written as a function of the family's variable ``symbol``."""
+    return lambda text: re.sub(r"m(_b)?\(q\)", lambda match: f"m{match[1] or ''}({symbol})", text)
+
+
 def latex_programs(
     primal: list[str],
     dual: list[str],
     residual: str,
-    where: str,
+    where: list[str],
     uncertainty: UncertaintySet,
     dual_note: str,
     primal_note: str = "the predictor's regularised risk",
@@ -470,29 +489,49 @@ def latex_programs(
     """The LaTeX layout every family shares: the primal's ``aligned`` block (its objective
     ``primal[0]`` plus the uncertainty set's regulariser, then its constraints), the dual's (its
     objective ``dual[0]`` minus the set's penalty, its constraints, the set's moment constraint
-    if any and the moment ``residual``) and the ``where`` line, each between ``$$``; ``rename``
-    adapts the set's LaTeX to the family's symbols."""
+    if any and the moment ``residual``) and the ``where`` block (:func:`latex_where`: the
+    definitions ``where``, then the uncertainty set's), each between ``$$``; ``rename`` adapts
+    the set's LaTeX to the family's symbols."""
     regularizer = rename(uncertainty.latex_regularizer())
     penalty, constraint = (None if t is None else rename(t) for t in uncertainty.latex_constraint())
     primal = [
         r"\begin{aligned}",
-        primal[0] + (f" + {regularizer}" if regularizer else "") + r"\\",
-        *primal[1:],
+        *_objective(primal, f"+ {regularizer}" if regularizer else ""),
         r"\end{aligned}",
     ]
-    dual = [r"\begin{aligned}", dual[0] + (f" - {penalty}" if penalty else "") + r"\\", *dual[1:]]
+    dual = [r"\begin{aligned}", *_objective(dual, f"- {penalty}" if penalty else "")]
     if constraint:
         dual.append(rf"& {constraint} \quad (\text{{moments}})\\")
     dual += [residual, r"\end{aligned}"]
+    definitions = [*where, *(rename(entry) for entry in uncertainty.latex_where())]
     return (
         f"% primal: {primal_note}\n$$\n"
         + "\n".join(primal)
         + f"\n$$\n% dual: {dual_note}\n$$\n"
         + "\n".join(dual)
-        + "\n$$\n$$\n"
-        + where
         + "\n$$\n"
+        + latex_where(definitions)
     )
+
+
+def _objective(lines: list[str], term: str) -> list[str]:
+    """A program's lines with ``term`` (the regulariser or the penalty) on a line of its own
+    after the objective's lines (those before the first ``\\text{s.t.}``)."""
+    end = next((i for i, line in enumerate(lines) if line.startswith(r"\text{s.t.}")), 1)
+    objective = [line + r"\\" for line in lines[:end]]
+    if term:
+        objective.append(rf"& \qquad {term}\\")
+    return [*objective, *lines[end:]]
+
+
+#: The simplex family's sets and indices, defined in its ``where`` block.
+SIMPLEX_SYMBOLS = [
+    r"(x_i, y_i),\ i = 1, \dots, n: \text{the samples}",
+    r"j, y \in [k] = \{1, \dots, k\}: \text{labels},\ a \in [l]: \text{actions}",
+    r"\Delta_m = \{p \in \mathbb R^m : p \ge 0,\ \textstyle\sum_j p_j = 1\}",
+]
+#: The sample weights, as every family defines them.
+SAMPLE_WEIGHTS = r"w_i = \tfrac{1}{n} \text{ (or the normalised sample weights)}"
 
 
 def learning_latex(
@@ -522,13 +561,12 @@ def learning_latex(
         r"& m(q) = \sum_{i=1}^{n} w_i \Big(\sum_{j} q_{ij}\, \phi(x_i, j) - "
         r"\phi(x_i, y_i)\Big)"
     )
-    where = (
-        r"\text{where } "
-        + latex_loss(L, declared, alpha)
-        + r",\quad "
-        + latex_features(fmap)
-        + r",\quad w_i = \tfrac{1}{n} \text{ (or the normalised sample weights)}"
-    )
+    where = [
+        *SIMPLEX_SYMBOLS,
+        latex_loss(L, declared, alpha),
+        *latex_features(fmap),
+        SAMPLE_WEIGHTS,
+    ]
     note = "the adversary's maximisation over each sample's conditional"
     return latex_programs(primal, dual, residual, where, uncertainty_set, note)
 
@@ -544,31 +582,38 @@ def latex_loss(
         structure = L.structure
     c = "" if structure.weight in (None, 1.0) else f"{structure.weight:g}\\,"
     forms = {
-        "zero_one": rf"L_{{ay}} = {c}\mathbb 1[a \ne y]",
+        "zero_one": rf"L_{{ay}} = {c}\mathbf{{1}}[a \ne y]",
         "ordinal": rf"L_{{ay}} = {c}|a - y|",
         "squared": rf"L_{{ay}} = {c}(a - y)^2",
-        "abstain": rf"L_{{ay}} = {c}\mathbb 1[a \ne y],\ L_{{\text{{abstain}}, y}} = "
+        "abstain": rf"L_{{ay}} = {c}\mathbf{{1}}[a \ne y],\ L_{{\text{{abstain}}, y}} = "
         rf"{c}{structure.alpha if structure.alpha is not None else alpha:g}",
-        "permutation_hamming": rf"L_{{\hat\pi\pi}} = {c}\sum_j \mathbb 1[\hat\pi_j \ne \pi_j]",
+        "permutation_hamming": rf"L_{{\hat\pi\pi}} = {c}\sum_j \mathbf{{1}}[\hat\pi_j \ne \pi_j]",
     }
     if structure.kind in forms:
         return forms[structure.kind]
     if L is not None and max(L.shape) <= 5:
         rows = r" \\ ".join(" & ".join(f"{x:g}" for x in row) for row in L.matrix)
         return r"L = \begin{pmatrix} " + rows + r" \end{pmatrix}"
-    return (
-        r"L \text{ (a general " + (f"{L.n_actions} \\times {L.n_labels}" if L else "") + " matrix)}"
-    )
+    size = rf" \in \mathbb R^{{{L.n_actions} \times {L.n_labels}}}" if L is not None else ""
+    return rf"L{size}: \text{{a general loss matrix}}"
 
 
-def latex_features(fmap: FeatureMap) -> str:
+def latex_features(fmap: FeatureMap) -> list[str]:
+    """The feature map's definitions for a ``where`` block (its formula, then its symbols)."""
     if isinstance(fmap, Multiclass):
-        return r"\phi(x, y) = e_y \otimes [x; 1]"
+        return [
+            r"\phi(x, y) = e_y \otimes [x; 1]",
+            r"e_y \in \mathbb R^k: \text{the } y\text{-th unit vector}",
+        ]
     if isinstance(fmap, Thresholded):
-        return r"\phi(x, y) = [\,y\,x;\ \mathbb 1(y \le 1), \dots, \mathbb 1(y \le k-1)\,]"
+        return [
+            r"\phi(x, y) = [\,y\,x;\ \mathbf{1}[y \le 1], \dots, \mathbf{1}[y \le k-1]\,]",
+        ]
     if isinstance(fmap, KernelFeatures):
-        return (
-            r"\theta^\top\phi(x, j) = \sum_{m} A_{mj} K(x_m, x),\ \|\theta\|^2 = "
-            r"\operatorname{tr}(A^\top K A)\ (K: \text{" + str(fmap.kernel) + r"})"
-        )
-    return r"\phi \text{ given by the user}"
+        return [
+            r"\theta^\top\phi(x, j) = \textstyle\sum_{m} A_{mj} K(x_m, x)",
+            r"\|\theta\|^2 = \operatorname{tr}(A^\top K A),\ K: \text{the "
+            + str(fmap.kernel)
+            + r" kernel}",
+        ]
+    return [r"\phi \text{ given by the user}"]

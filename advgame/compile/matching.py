@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from ..features import FeatureMap
 from ..permutation import ranks_to_matrices
 from .inputs import check_data, check_sample_weight, hamming_items, normalised_weights
-from .learning import LearningProgram, latex_programs
+from .learning import SAMPLE_WEIGHTS, LearningProgram, label_moments, latex_programs, moments_of
 from .program import Program
 
 if TYPE_CHECKING:
@@ -217,11 +217,13 @@ def matching_dual(data: MatchingData) -> Program:
             observed,
             observed,
         )
+        program.label_bounds("intercept moments", "sum_i w_i vec(P_i)")
     moments = (_design(X, k).T @ sp.diags(np.repeat(w, kk))).tocsr()
     observed = (X.T @ weighted_truth).ravel()
     uncertainty.add_to_dual(
         program, [(q, moments, "kron(X, I_k²)^T diag(w ⊗ 1_k²)")], observed, data.fmap
     )
+    label_moments(program, "sum_i w_i x_i ⊗ vec(P_i)")
     return program
 
 
@@ -230,7 +232,7 @@ def matching_latex(
 ) -> str:
     """The primal and the dual of the Birkhoff learning problem as LaTeX, the declared pieces
     (Hamming loss, Birkhoff polytope, the uncertainty set's norm and radius) substituted."""
-    intercept = "+ b" if fit_intercept else ""
+    intercept = " + b" if fit_intercept else ""
     primal = [
         r"\min_{W,\, b,\, \hat P,\, a,\, c}\quad & \sum_{i=1}^{n} w_i\,\big(1^\top a_i + "
         r"1^\top c_i - \langle \Theta_i, P_i\rangle\big)",
@@ -239,9 +241,8 @@ def matching_latex(
         rf"& \hat P_i \in B_{{{k}}} \quad \forall i \quad (\text{{predictor rows, columns}})",
     ]
     dual = [
-        r"\max_{Q,\, a,\, c}\quad & \sum_{i=1}^{n} w_i\,\big("
-        + str(k)
-        + r" - 1^\top a_i - 1^\top c_i\big)",
+        rf"\max_{{Q,\, a,\, c}}\quad & \sum_{{i=1}}^{{n}} w_i\,\big({k} - 1^\top a_i - "
+        r"1^\top c_i\big)",
         r"\text{s.t.}\quad & a_{ij} + c_{ir} \ge Q_{i,jr} \quad \forall i, j, r"
         r" \quad (\text{game})\\",
         rf"& Q_i \in B_{{{k}}} \quad \forall i \quad (\text{{Q rows, columns}})\\",
@@ -249,21 +250,19 @@ def matching_latex(
     if fit_intercept:
         dual.append(r"& \sum_{i=1}^{n} w_i (Q_i - P_i) = 0 \quad (\text{intercept moments})\\")
     residual = r"& m(Q) = \sum_{i=1}^{n} w_i\, x_i \otimes \operatorname{vec}(Q_i - P_i)"
-    where = (
-        r"\text{where } L(\hat P, P) = "
-        + str(k)
-        + r" - \langle \hat P, P\rangle \text{ (Hamming)},\quad \Theta_i = "
-        r"\operatorname{reshape}(W^\top x_i "
-        + intercept
-        + ", ("
-        + str(k)
-        + ", "
-        + str(k)
-        + r")),\quad B_{"
-        + str(k)
-        + r"} = \{Q \ge 0 : Q 1 = 1,\ Q^\top 1 = 1\},\quad P_i = \text{the permutation matrix of "
-        r"ranking } i,\quad w_i = \tfrac{1}{n} \text{ (or the normalised sample weights)}"
-    )
+    where = [
+        rf"(x_i, P_i),\ i = 1, \dots, n: \text{{the samples}},\ P_i \in \{{0, 1\}}^{{{k} "
+        rf"\times {k}}}",
+        r"P_i: \text{the permutation matrix of ranking } i \text{ (items } j \text{, positions } "
+        r"r)",
+        rf"L(\hat P, P) = {k} - \langle \hat P, P\rangle \text{{ (Hamming)}}",
+        rf"\Theta_i = \operatorname{{reshape}}(W^\top x_i{intercept}, ({k}, {k}))",
+        rf"B_{{{k}}} = \{{Q \in \mathbb R^{{{k} \times {k}}} : Q \ge 0,\ Q 1 = 1,\ Q^\top 1 "
+        r"= 1\}",
+        r"a_i, c_i: \text{the multipliers of the row and column sums}",
+        r"\operatorname{vec}: \text{the entries of a matrix as a vector}",
+        SAMPLE_WEIGHTS,
+    ]
     note = "the adversary's maximisation over each sample's doubly stochastic Q_i"
     return latex_programs(
         primal, dual, residual, where, uncertainty, note, rename=_matching_symbols
@@ -273,7 +272,7 @@ def matching_latex(
 def _matching_symbols(text: str) -> str:
     """An uncertainty set's LaTeX in the Birkhoff game's symbols: ``W`` for ``theta``, ``m(Q)``
     for ``m(q)``."""
-    return text.replace(r"\theta", "W").replace("m(q)", "m(Q)")
+    return moments_of("Q")(text.replace(r"\theta", "W"))
 
 
 class MatchingProgram(LearningProgram):

@@ -41,6 +41,7 @@ from .inputs import (
     declared_loss_matrix,
     normalised_weights,
 )
+from .latex import latex_where
 from .learning import AdversarySolution, LearningSolution, _rows_to_distributions
 from .solution import Solution
 
@@ -289,7 +290,9 @@ class MinimaxAdversary:
             penalty, balls = pg.balls.cvxpy_conjugate(G)
             if balls:
                 groups["moments"] = [(c, "cone") for c in balls]
-            self._problem = NamedProblem(cp.Maximize(entropy - penalty), groups)
+            if isinstance(penalty, cp.Expression):  # squared balls (no penalty: nothing printed)
+                entropy = entropy - penalty
+            self._problem = NamedProblem(cp.Maximize(entropy), groups)
         return self._problem
 
     def solve(
@@ -518,31 +521,77 @@ def minimax_latex(
     elif loss.rho is not None:
         constraints.append(r"& |m_i| \le \rho \quad \forall i \quad (\text{bounds})")
     constraints.append(rf"& G = \textstyle\sum_i {residual}\, x_i^\top")
-    objective = rf"\sum_{{i=1}}^n w_i\, H({q}_i)" + (f" - {ball}" if balls.squared else "")
-    encoding = (
-        r"\theta(y) = y,\ t = 1" + ("" if loss.rho is None else rf",\ \rho = {loss.rho:g}")
-        if regression
-        else r"\theta(y) = (\mathbb 1[y = j])_{j < k},\ t = k - 1,\ f = (A \tilde x, 0)"
+    objective = rf"\sum_{{i=1}}^n w_i\, H({q}_i)" + (
+        rf"\\ & \qquad - {ball}" if balls.squared else ""
     )
-    return "\n".join(
-        [
-            "% primal: Farnia and Tse's regularised generalised linear model (Eq. 21)",
-            "$$",
-            r"\begin{aligned}",
-            rf"\min_{{A}}\quad & \sum_{{i=1}}^n w_i \big[F(A {x}) - {target}^\top A {x}\big]"
-            rf" + {penalty}",
-            r"\end{aligned}",
-            "$$",
-            "% dual: the adversary's maximum-entropy program over the moment balls",
-            "$$",
-            r"\begin{aligned}",
-            rf"\max_{{{q}}}\quad & {objective}\\",
-            r"\text{s.t.}\quad " + "\\\\\n".join(constraints),
-            r"\end{aligned}",
-            "$$",
-            "$$",
-            rf"\text{{where }} {F},\quad {H},\quad {encoding}"
-            + (r",\quad \tilde x = [x; 1]" if fit_intercept else ""),
-            "$$",
+    encoding = (
+        [r"\theta(y) = y,\ t = 1"]
+        + (
+            []
+            if loss.rho is None
+            else [rf"\rho = {loss.rho:g},\ \mathrm{{huber}}_\rho: \text{{the Huber function}}"]
+        )
+        if regression
+        else [
+            r"\theta(y) = (\mathbf{1}[y = j])_{j < k},\ t = k - 1",
+            r"f = (A \tilde x, 0) \in \mathbb R^k",
         ]
     )
+    where = [
+        r"(x_i, y_i),\ i = 1, \dots, n: \text{the samples},\ j \in [k]: \text{labels}",
+        F,
+        H,
+        *encoding,
+        *([r"\tilde x = [x; 1]"] if fit_intercept else []),
+        r"A \in \mathbb R^{t \times d}: \text{the weights},\ A_r: \text{its row } r",
+        r"G \in \mathbb R^{t \times d}: \text{the moment residual},\ G_r: \text{its row } r",
+        *_latex_radii(balls),
+        *(
+            []
+            if isinstance(loss, Entropy)
+            else [r"L \in \mathbb R^{l \times k}: \text{the loss matrix}"]
+        ),
+        *(
+            []
+            if regression
+            else [r"\Delta_m = \{p \in \mathbb R^m : p \ge 0,\ \textstyle\sum_j p_j = 1\}"]
+        ),
+        r"w_i = \tfrac{1}{n} \text{ (or the normalised sample weights)}",
+    ]
+    return (
+        "\n".join(
+            [
+                "% primal: Farnia and Tse's regularised generalised linear model (Eq. 21)",
+                "$$",
+                r"\begin{aligned}",
+                rf"\min_{{A}}\quad & \sum_{{i=1}}^n w_i \big[F(A {x}) - {target}^\top A {x}\big]\\",
+                rf"& \qquad + {penalty}",
+                r"\end{aligned}",
+                "$$",
+                "% dual: the adversary's maximum-entropy program over the moment balls",
+                "$$",
+                r"\begin{aligned}",
+                rf"\max_{{{q}}}\quad & {objective}\\",
+                r"\text{s.t.}\quad " + "\\\\\n".join(constraints),
+                r"\end{aligned}",
+                "$$",
+            ]
+        )
+        + "\n"
+        + latex_where(where)
+    )
+
+
+def _latex_radii(balls):
+    """The ``where`` entries of the balls' radii and groups (none for one number)."""
+    radius = np.asarray(balls.radius, dtype=float)
+    entries = []
+    if balls.norm == "group":
+        entries.append(r"A_{r,g}, G_{r,g}: \text{the coordinates of group } g \text{ of row } r")
+    if radius.ndim:
+        symbol = {"group": r"\epsilon_g", "l1inf": r"\epsilon"}.get(
+            balls.norm, r"\lambda_r" if balls.squared else r"\epsilon_r"
+        )
+        values = ", ".join(f"{value:g}" for value in radius.ravel())
+        entries.append(rf"{symbol} \in \{{{values}\}}: \text{{the radii}}")
+    return entries

@@ -88,7 +88,14 @@ from .inputs import (
     normalised_weights,
     polytope_outputs,
 )
-from .learning import LearningProgram, latex_features, latex_programs
+from .learning import (
+    SAMPLE_WEIGHTS,
+    LearningProgram,
+    label_moments,
+    latex_features,
+    latex_programs,
+    moments_of,
+)
 from .program import Program
 
 if TYPE_CHECKING:
@@ -107,6 +114,7 @@ __all__ = [
     "polytope_dual",
     "polytope_data",
     "polytope_latex",
+    "polytope_symbols",
     "polytope_primal",
 ]
 
@@ -125,7 +133,9 @@ class PolytopeData:
     ``M``, ``u``, ``v``, ``c``: the bilinear loss; ``A``, ``b``, ``E``, ``e``: the polytope's
     linear description over ``[mu; z]`` (``d`` coordinates, ``n_aux`` auxiliary variables);
     ``minus_D`` the negated design ``-kron([X, 1], I_d)`` (``vec G = D theta``), ``observed``
-    the empirical moments ``sum_i w_i phi(x_i, y_i)``, ``w`` the normalised sample weights.
+    the empirical moments ``sum_i w_i phi(x_i, y_i)``, ``w`` the normalised sample weights;
+    ``entropy`` the generalised entropy of a Fenchel-Young game (``'brier'``, ``'log'``; empty
+    for a bilinear loss).
     """
 
     M: np.ndarray
@@ -142,6 +152,7 @@ class PolytopeData:
     minus_D: sp.csr_matrix
     observed: np.ndarray
     w: np.ndarray
+    entropy: str = ""
 
     @property
     def d(self) -> int:
@@ -171,9 +182,9 @@ def _add_points(
     blocks = [point]
     if data.n_aux:
         blocks.append(program.add_variables(f"{name}_aux", n * data.n_aux))
-    for group, matrix, bounds, label in (
-        ("polytope", data.A, (None, data.b), "A"),
-        ("polytope eq", data.E, (data.e, data.e), "E"),
+    for group, matrix, bounds, label, rhs in (
+        ("polytope", data.A, (None, data.b), "A", "1_n ⊗ b"),
+        ("polytope eq", data.E, (data.e, data.e), "E", "1_n ⊗ e"),
     ):
         if not matrix.shape[0]:
             continue
@@ -184,6 +195,7 @@ def _add_points(
         ]
         low, high = (None if x is None else np.tile(x, n) for x in bounds)
         program.add_rows(group, terms, -np.inf if low is None else low, high)
+        program.label_bounds(group, rhs)
     return point
 
 
@@ -282,6 +294,7 @@ def polytope_dual(data: PolytopeData) -> Program:
     )
     weighted = (data.minus_D.T @ sp.diags(-np.repeat(data.w, data.d))).tocsr()
     uncertainty.add_to_dual(program, [(mu, weighted, "Phi^T W")], data.observed, data.fmap)
+    label_moments(program, "Phi^T (w ⊗ emb(y))")
     return program
 
 
@@ -440,17 +453,19 @@ def polytope_latex(
     uncertainty set's norm and radius."""
     primal = [
         r"\min_{\theta,\, \nu,\, \lambda \ge 0,\, \eta}\quad & \sum_{i=1}^{n} w_i\,\big(c + "
-        r"u^\top\nu_i + b^\top\lambda_i + e^\top\eta_i - g_i(\theta)^\top "
-        r"\operatorname{emb}(y_i)\big)",
+        r"u^\top\nu_i + b^\top\lambda_i + e^\top\eta_i",
+        r"& \qquad - g_i(\theta)^\top \operatorname{emb}(y_i)\big)",
         r"\text{s.t.}\quad & A^\top\lambda_i + E^\top\eta_i = \begin{pmatrix} v + M^\top\nu_i + "
-        r"g_i(\theta) \\ 0 \end{pmatrix} \quad \forall i \quad (\text{game, game aux})\\",
+        r"g_i(\theta) \\ 0 \end{pmatrix}\\",
+        r"& \qquad \forall i \quad (\text{game, game aux})\\",
         r"& \nu_i \in \mathcal P \quad \forall i \quad (\text{polytope})",
     ]
     dual = [
         r"\max_{\mu,\, \alpha \ge 0,\, \beta}\quad & \sum_{i=1}^{n} w_i\,\big(c + v^\top\mu_i - "
         r"b^\top\alpha_i - e^\top\beta_i\big)",
         r"\text{s.t.}\quad & A^\top\alpha_i + E^\top\beta_i = \begin{pmatrix} -u - M\mu_i \\ 0 "
-        r"\end{pmatrix} \quad \forall i \quad (\text{game, game aux})\\",
+        r"\end{pmatrix} \quad \forall i\\",
+        r"& \qquad (\text{game, game aux})\\",
         r"& \mu_i \in \mathcal P \quad \forall i \quad (\text{polytope})\\",
     ]
     residual = r"& m(\mu) = \sum_{i=1}^{n} w_i\, (\mu_i - \operatorname{emb}(y_i)) \otimes [x_i; 1]"
@@ -458,22 +473,19 @@ def polytope_latex(
     if description is not None:
         rows_eq = 0 if description.A_eq is None else description.A_eq.shape[0]
         size = (
-            rf"\ ({description.A_ub.shape[0]} + {rows_eq} \text{{ rows}}, "
-            rf"{description.n_aux} \text{{ auxiliary variables}})"
+            f"{description.A_ub.shape[0]} + {rows_eq} rows, {description.n_aux} auxiliary variables"
         )
-    where = (
-        r"\text{where } \ell(a, y) = c + u^\top a + v^\top y + a^\top M y\ (\text{"
-        + repr(loss)
-        + rf"}}:\ M\ {np.shape(loss.M)[0]} \times {np.shape(loss.M)[1]},\ c = {float(loss.c):g}),"
-        + r"\quad "
-        + latex_features(fmap).replace("e_y", r"\operatorname{emb}(y)")
-        + r",\quad g_i(\theta) = \Theta^\top [x_i; 1],\quad \mathcal P = \{\mu : \exists z,\ "
-        r"A[\mu; z] \le b,\ E[\mu; z] = e\} \text{ ("
-        + repr(polytope).replace("_", r"\_")
-        + r")}"
-        + size
-        + r",\quad w_i = \tfrac{1}{n} \text{ (or the normalised sample weights)}"
-    )
+    where = [
+        *polytope_symbols(loss, polytope, size),
+        *(
+            entry.replace("e_y", r"\operatorname{emb}(y)")
+            for entry in latex_features(fmap)
+            if not entry.startswith("e_y")
+        ),
+        r"\nu_i, \mu_i: \text{the predictor's and the adversary's points}",
+        r"\lambda_i, \eta_i, \alpha_i, \beta_i: \text{the multipliers of } \mathcal P\text{'s rows}",
+        SAMPLE_WEIGHTS,
+    ]
     note = "the adversary's maximisation over each sample's point mu_i of the polytope"
     return latex_programs(
         primal,
@@ -482,5 +494,44 @@ def polytope_latex(
         where,
         uncertainty,
         note,
-        rename=lambda text: text.replace("m(q)", r"m(\mu)"),
+        rename=moments_of(r"\mu"),
     )
+
+
+def polytope_symbols(loss: Any, polytope: Polytope, size: str | None = None) -> list[str]:
+    r"""The ``where`` entries of a bilinear loss over a polytope: the loss, ``emb``, ``g_i``
+    and the polytope, by its linear description (``size``: its rows and auxiliary variables)
+    or, when ``size`` is None, by its oracles."""
+    d = np.shape(loss.M)[0]
+    name = _short_name(polytope)
+    if size is None:
+        region = [
+            r"\mathcal P: \text{the polytope (" + name + ")}",
+            r"\text{through its projection and linear maximisation oracles}",
+        ]
+    else:
+        region = [
+            r"\mathcal P = \{\mu : \exists z,\ A[\mu; z] \le b,\ E[\mu; z] = e\}",
+            r"A, b, E, e: \text{its linear description (" + name + ")}",
+            *([r"\text{(" + size + ")}"] if size else []),
+        ]
+    return [
+        r"(x_i, y_i),\ i = 1, \dots, n: \text{the samples}",
+        r"\ell(a, y) = c + u^\top a + v^\top y + a^\top M y: \text{the loss}",
+        r"\text{(" + _escape(repr(loss)) + rf"}}:\ M \in \mathbb R^{{{d} \times {d}}},\ "
+        rf"c = {float(loss.c):g})",
+        r"\operatorname{emb}(y) \in \mathbb R^{" + str(d) + r"}: \text{the point of output } y",
+        r"g_i(\theta) = \Theta^\top [x_i; 1],\ \Theta: \theta \text{ as a matrix}",
+        *region,
+    ]
+
+
+def _short_name(polytope: Polytope, width: int = 32) -> str:
+    """The polytope's ``repr`` for ``\\text{}`` (its class name when longer than ``width``)."""
+    name = repr(polytope)
+    return _escape(name if len(name) <= width else type(polytope).__name__)
+
+
+def _escape(text: str) -> str:
+    """Text for ``\\text{}``: TeX's special characters escaped."""
+    return text.replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("#", r"\#")

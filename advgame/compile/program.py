@@ -4,11 +4,14 @@ r"""One description of a convex program, shared by the HiGHS and cvxpy backends.
 
     \min_x\ c^\top x + \tfrac12 \|G x\|^2 \quad \text{s.t.}\quad
     r_{lo} \le A x \le r_{hi},\quad x_{lo} \le x \le x_{hi},\quad
-    \|M_c\, x_{S_c}\|_2 \le x_{t_c}\ \ (c = 1..C).
+    \|M_c\, x_{S_c}\|_2 \le x_{t_c}\ \ (c = 1..C),
 
-Variables and rows are added in named blocks, so a solution can be read back by name and the
-program can describe itself.  The kind is ``LP`` (no ``G``, no cones), ``QP`` (``G``) or ``SOCP``
-(cones; cvxpy only).
+plus, for the Shannon entropy's games, separable exponential-cone terms :math:`\sum_j a_j
+e^{x_j}` and :math:`\sum_j a_j x_j \log x_j` (:meth:`Program.add_exponential`, weights
+:math:`a_j \ge 0`) in the minimised objective.  Variables and rows are added in named blocks, so
+a solution can be read back by name and the program can describe itself.  The kind is ``LP``
+(no ``G``, no cones), ``QP`` (``G``), ``SOCP`` (cones; cvxpy only) or ``EXP`` (exponential
+terms; cvxpy only).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import xlogy
 
 from .solution import DEFAULT_TIME_LIMIT, Solution
 
@@ -54,10 +58,12 @@ class Program:
         self.variables = {}  # name -> slice
         self.rows = {}  # name -> slice
         self.labels = {}  # variable name -> label of its cost vector
+        self.bound_labels = {}  # row group name -> label of its bound vector
         self._cost, self._lower, self._upper = [], [], []
         self._row_terms, self._row_lower, self._row_upper = [], [], []
         self._quadratic = []  # (slice, factor, label)
         self.cones = []  # (t_slice, x_slice, factor, label)
+        self.exponentials = []  # (slice, function 'exp' | 'xlogx', weights, label)
         self.n_variables = 0
         self.n_rows = 0
 
@@ -111,6 +117,16 @@ class Program:
         self._row_upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (size,)))
         return block
 
+    def label_bounds(self, name: str, label: str) -> None:
+        """Print the bound vector of the row group ``name`` as ``label`` in :meth:`to_cvxpy` (a
+        named ``cp.Parameter``; by default ``<name>_rhs``)."""
+        if name not in self.rows:
+            raise ValueError(
+                f"the program has no constraint group named {name!r}; its groups: "
+                f"{list(self.rows)}."
+            )
+        self.bound_labels[name] = label
+
     def add_simplex_rows(
         self, name: str, block: slice, size: int, label: str | None = None
     ) -> slice:
@@ -129,10 +145,28 @@ class Program:
         """Add the second-order cone ``||factor @ x[block]||_2 <= x[t]``."""
         self.cones.append((t, block, sp.csr_matrix(factor), label))
 
+    def add_exponential(
+        self, block: slice, function: str, weights: ArrayLike, label: str | None = None
+    ) -> None:
+        """Add ``sum_j weights_j f(x_j)`` over ``x[block]`` to the minimised form of the objective
+        (subtracted from a maximisation), with ``f = exp`` (``function='exp'``) or ``f(x) = x log
+        x`` (``'xlogx'``, which keeps ``x >= 0``); ``weights >= 0`` keep it convex."""
+        if function not in ("exp", "xlogx"):
+            raise ValueError(f"function must be 'exp' or 'xlogx'; got {function!r}.")
+        weights = np.broadcast_to(
+            np.asarray(weights, dtype=np.float64), (block.stop - block.start,)
+        )
+        if not np.all(weights >= 0):
+            raise ValueError("the weights of an exponential-cone term must be non-negative.")
+        self.exponentials.append((block, function, weights.copy(), label))
+
     # ---------------------------------------------------------------------------- assembled
     @property
     def kind(self) -> str:
-        """'SOCP' if there are cones, 'QP' if there is a quadratic term, else 'LP'."""
+        """'EXP' with exponential terms, 'SOCP' with cones, 'QP' with a quadratic term, else
+        'LP'."""
+        if self.exponentials:
+            return "EXP"
         return "SOCP" if self.cones else ("QP" if self._quadratic else "LP")
 
     @property
@@ -235,6 +269,11 @@ class Program:
         if G is not None:
             z = G @ x
             value += 0.5 * float(z @ z)
+        for block, function, weights, _ in self.exponentials:
+            part = x[block]
+            with np.errstate(over="ignore"):
+                terms = np.exp(part) if function == "exp" else xlogy(part, part)
+            value += float(weights @ terms)
         return value
 
     def objective(self, x: np.ndarray) -> float:
@@ -254,6 +293,7 @@ class Program:
             f"{self.name}: {self.kind} with {self.n_variables:,} variables, {self.n_rows:,} "
             f"linear constraints ({0 if A is None else A.nnz:,} nonzeros)"
             + (f", {len(self.cones)} second-order cones" if self.cones else "")
+            + (", exponential-cone terms" if self.exponentials else "")
             + (", quadratic objective" if self._quadratic else "")
             + (" (a maximisation)" if self.sense == "maximize" else ""),
             "  variables:",
@@ -269,7 +309,7 @@ class Program:
     # -------------------------------------------------------------------------------- solving
     def solve(self, backend: str = "highs", **options: Any) -> Solution:
         """Solve with ``backend='highs'`` (LP and QP), ``'cvxpy'`` (any kind) or ``'auto'``
-        (HiGHS for an LP, cvxpy for a QP or SOCP: HiGHS' QP solver can stall or report 'Solve
+        (HiGHS for an LP, cvxpy for a QP, SOCP or EXP: HiGHS' QP solver can stall or report 'Solve
         error' on degenerate QPs that Clarabel solves).
 
         ``options`` go to :func:`advgame.compile.highs.solve_highs` (``time_limit``,
@@ -301,7 +341,9 @@ class Program:
     def to_cvxpy(self) -> NamedProblem:
         """The program as a cvxpy ``Problem`` with one named ``Variable`` per block
         (``problem.var_dict[name]``) and its constraints grouped by name
-        (``problem.constraint_groups[name]``); matrices print under their labels."""
+        (``problem.constraint_groups[name]``); matrices print under their labels, and every
+        other constant is a named ``Parameter`` (a block its bounds fix, a labelled bound vector,
+        a radius or strength): :func:`advgame.compile.cvx.to_cvxpy`."""
         from .cvx import to_cvxpy
 
         return to_cvxpy(self)

@@ -13,7 +13,6 @@ Corollary 14).
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -21,12 +20,21 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .._estimator.base import ProgramNotPickled, fit_finished, fit_started, progress
+from .._estimator.base import (
+    ProgramNotPickled,
+    fit_finished,
+    fit_started,
+    progress,
+    record_convergence,
+)
 from .._estimator.inputs import (
+    action_labels,
     check_classification_fit,
     check_feature_scale,
     check_iteration_params,
     check_strength,
+    distinct_rows,
+    label_kind,
     order_classes,
     ordered_categories,
     resolve_loss_matrix,
@@ -36,6 +44,7 @@ from ..declaration import LOSS_ALIASES, PredictionGame
 from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
 from ..losses import LossMatrix, as_loss_matrix
 from ..solvers import SurrogateObjective
+from ..solvers._progress import Progress
 from ..solvers.auto import AUTO_CERTIFY_SIZE as AUTO_CERTIFY_SIZE  # its home: solvers.auto
 from ..solvers.auto import AUTO_COMPILE_ROWS as AUTO_COMPILE_ROWS
 from ..solvers.auto import auto_solver, fit_first_order
@@ -62,12 +71,14 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
     loss : {'zero_one', 'ordinal', 'squared', 'abstain'} or LossMatrix or array-like
         The loss to optimise.  A matrix has one column per class in ``classes_`` order (see
         ``classes_order``; for ordinal losses this order is the ordinal order) and may have extra
-        rows (actions).  A :class:`~advgame.losses.LossMatrix` whose ``labels`` are the classes
-        may list them in any order: its columns (and the actions named like them) are reordered
-        to ``classes_`` order, except that an ordinal or squared matrix (``structure.kind``)
-        whose labels name the classes gives ``classes_`` its own label order (so its ordinal
-        structure and fast path are kept).  ``'abstain'`` adds an abstain action costing
-        ``alpha``.
+        rows (actions).  A :class:`~advgame.losses.LossMatrix` given ``labels=`` declares the
+        classes: ``classes_`` is its labels in its order (an ordinal matrix keeps its ordinal
+        structure), ``y`` may hold any subset of them (a cross-validation fold missing a rare
+        class: the absent classes have no rows, and ``predict_proba`` keeps their columns), and
+        a label of ``y`` it does not declare raises ``ValueError``.  Its actions (rows) named
+        like labels predict those classes, other named actions are returned by ``predict``
+        under their names, and unnamed extra rows (or one named ``'abstain'``) return
+        ``abstain_label_``.  ``'abstain'`` adds an abstain action costing ``alpha``.
     alpha : float, default=0.5
         Abstention cost for ``loss='abstain'``.
     features : {'multiclass', 'thresholded'} or callable, default='multiclass'
@@ -131,20 +142,20 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
     random_state : int, Generator or None
         Seeds the mini-batch order (results are reproducible for a fixed seed).
     abstain_label : int, float, str or None, default=None
-        What ``predict`` returns when the minimax predictor abstains (any action beyond the
-        classes).  None means ``-1`` for numeric classes (``min(classes_) - 1`` when ``-1`` is a
-        class) and ``'abstain'`` for string classes (a class named ``'abstain'`` asks for an
-        explicit ``abstain_label``).  It must be of the classes' type (a number for numeric
-        classes, a string for string classes), so that ``predict`` returns one dtype that
-        ``np.unique`` and ``accuracy_score`` accept, and must not be a class (an abstention
-        would be indistinguishable from it): ``fit`` raises ``ValueError`` otherwise.  The
-        value used is ``abstain_label_``.
+        What ``predict`` returns when the minimax predictor abstains (an unnamed action beyond
+        the classes, or the action named ``'abstain'``): the shorthand for the abstain loss.
+        None means ``-1`` for numeric classes (``min(classes_) - 1`` when ``-1`` is a class)
+        and ``'abstain'`` for string classes (a class named ``'abstain'`` asks for an explicit
+        ``abstain_label``).  Any number or string that is not a class (``fit`` raises
+        ``ValueError`` for a class: an abstention would be indistinguishable from it); one of
+        the other kind (``'refer'`` for numeric classes) makes ``predict`` return an ``object``
+        array.  The value used is ``abstain_label_``.
     classes_order : array-like of labels or None, default=None
         The order of ``classes_``, e.g. ``['low', 'mid', 'high']``: it must list every label of
-        ``y``, and labels absent from ``y`` are skipped (``classes_`` holds the labels of
-        ``y``).  For ordinal losses (``'ordinal'``, ``'squared'``, an ordinal matrix) and
+        ``y`` (every declared label of a loss matrix with ``labels=``), and other labels absent
+        from ``y`` are skipped.  For ordinal losses (``'ordinal'``, ``'squared'``, an ordinal matrix) and
         ``features='thresholded'`` it is the ordinal order.  None takes, in turn,
-        the labels of an ordinal :class:`~advgame.losses.LossMatrix` that names the classes,
+        the labels of a :class:`~advgame.losses.LossMatrix` that names the classes,
         the categories of ``y`` when ``y`` is an ordered pandas ``Categorical`` (or categorical
         ``Series``), and otherwise the sorted labels.  Sorted string labels are no ordinal
         order, so an ordinal loss with three or more string classes and no order raises
@@ -156,21 +167,30 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Sorted labels, or the order given by ``classes_order`` (see there).
+        Sorted labels, the labels a loss matrix declares, or the order given by
+        ``classes_order`` (see there).
     loss_matrix_ : LossMatrix
+    actions_ : ndarray of shape (n_actions,)
+        What ``predict`` returns for each action (row of ``loss_matrix_``): a class, an
+        action's name or ``abstain_label_``; its dtype is ``predict``'s.
     abstain_label_ : int, float, str or None
-        What ``predict`` returns for an abstention; None when the loss has no action beyond the
-        classes.
+        What ``predict`` returns for an abstention; None when no action abstains.
     theta_ : ndarray
         The moment multipliers (model parameters).
     coef_, intercept_ : ndarray
         For multiclass features: ``(n_classes, n_features)`` and ``(n_classes,)``.
-    dual_coef_ : ndarray of shape (n_samples, n_classes)
-        For kernels: ``A`` with potentials ``K(X, X_fit) A``.
+    dual_coef_ : ndarray of shape (n_distinct, n_classes)
+        For kernels: ``A`` with potentials ``K(X, X_fit) A``, one row per distinct training
+        row ``X_fit = feature_map_.X_fit_`` (see ``fit``).
     objective_ : float
         The training objective at ``theta_``.
     gap_ : float
         Certified bound on ``objective_`` minus the optimum (0 for ``compile``).
+    converged_ : {'optimal', 'certified', 'uncertified'}
+        ``'optimal'`` for ``compile``, ``'certified'`` exactly when ``gap_ <= tol * max(1,
+        |objective_|)``, ``'uncertified'`` otherwise.
+    stop_reason_ : str
+        Why the solver stopped, in its words (the program's status for ``compile``).
     game_ : PredictionGame
         The declaration the parameters translate to (loss matrix, feature map, uncertainty set,
         simplex): ``game_.compile(X, y)`` gives the learning program whatever the solver was,
@@ -266,17 +286,17 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
 
     # -------------------------------------------------------------------------------- labels
     def _order_classes(self, y_index, categories):
-        """Put ``classes_`` (sorted by ``check_classification_fit``) in the declared order and
-        return ``y_index`` re-indexed to it (see ``classes_order``)."""
+        """Put ``classes_`` (sorted, or declared by the loss matrix, by
+        ``check_classification_fit``) in the declared order and return ``y_index`` re-indexed
+        to it (see ``classes_order``)."""
         if self.classes_order is not None:
             return order_classes(self, y_index, self.classes_order)
-        named = self._ordinal_matrix_labels()
-        if named is not None:
-            return order_classes(self, y_index, named, name="the loss matrix's labels")
+        if self._labels_declared():
+            return y_index  # the loss matrix's labels, in its order
         if categories is not None:
             return order_classes(self, y_index, categories, name="the categories of y")
         reason = self._needs_order()
-        if reason and self.classes_.size >= 3 and _label_kind(self.classes_) != "numeric":
+        if reason and self.classes_.size >= 3 and label_kind(self.classes_) != "numeric":
             raise ValueError(
                 f"{reason} needs the ordinal order of the classes, but y has non-numeric labels "
                 f"{self.classes_.tolist()}, whose sorted (alphabetical) order is no ordinal "
@@ -285,23 +305,10 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
             )
         return y_index
 
-    def _ordinal_matrix_labels(self):
-        """The labels of an ordinal / squared :class:`LossMatrix` that names every class, else
-        None: its column order is its ordinal order (sorting would lose the structure)."""
+    def _labels_declared(self):
+        """Whether ``classes_`` are the labels of the loss matrix (they name the classes)."""
         L = self.loss
-        if not isinstance(L, LossMatrix) or L.structure.kind not in _ORDINAL_KINDS:
-            return None
-        if L.labels == tuple(range(L.n_labels)):
-            return None  # unnamed columns
-        names = set()
-        for label in L.labels:
-            try:
-                names.add(label)
-            except TypeError:  # unhashable label names: leave alignment to resolve_loss_matrix
-                return None
-        if not all(c in names for c in self.classes_.tolist()):
-            return None
-        return list(L.labels)
+        return isinstance(L, LossMatrix) and self.classes_.tolist() == list(L.labels)
 
     def _needs_order(self):
         """What makes the model depend on the order of the classes (for the error), or None."""
@@ -320,47 +327,6 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
             return f"an {L.structure.kind} loss matrix"
         return None
 
-    def _resolve_abstain_label(self):
-        """The label ``predict`` returns for an abstention (``abstain_label_``), checked against
-        the classes: of their type, and not one of them."""
-        classes = self.classes_.tolist()
-        if self.loss_matrix_.n_actions == len(classes):
-            return None
-        kind = _label_kind(self.classes_)
-        default = -1 if kind == "numeric" else "abstain"
-        label = self.abstain_label
-        if label is None:
-            if kind == "numeric" and default in classes:
-                # binary -1 / +1 labels are common (and scikit-learn's checks use them): take a
-                # number below every class rather than refuse the default
-                return min(classes) - 1
-            if default in classes:
-                raise ValueError(
-                    f"the default abstain_label {default!r} is one of the classes {classes}: an "
-                    "abstention would be indistinguishable from that class. Pass "
-                    "abstain_label=<a value that is not a class>."
-                )
-            return default
-        if isinstance(label, str):
-            label_kind = "string"
-        elif isinstance(label, numbers.Real) and not isinstance(label, bool):
-            label_kind = "numeric"
-        else:
-            raise ValueError(f"abstain_label must be None, a number or a string; got {label!r}.")
-        if kind in ("numeric", "string") and label_kind != kind:
-            raise ValueError(
-                f"abstain_label={label!r} is {label_kind} but the classes {classes} are {kind}: "
-                "predict would mix both types (np.unique and accuracy_score then raise "
-                f"TypeError). Pass a {kind} abstain_label, or None for {default!r}."
-            )
-        if label in classes:
-            raise ValueError(
-                f"abstain_label={label!r} is one of the classes {classes}: an abstention would be "
-                "indistinguishable from that class. Pass abstain_label=<a value that is not a "
-                "class>."
-            )
-        return label
-
     def _declared_loss(self):
         """The loss matrix of ``game_``: labelled by the classes when ``classes_`` is not in
         sorted order (``classes_order``, an ordered categorical), so that ``game_.compile(X, y)``
@@ -374,35 +340,50 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> AdversarialClassifier:
-        """Learn ``theta`` from ``X`` (n, d) and labels ``y`` (n,), optionally weighted."""
+        """Learn ``theta`` from ``X`` (n, d) and labels ``y`` (n,), optionally weighted.
+
+        Integer ``sample_weight`` equals repeated rows: every solver but ``compile`` (exact)
+        fits the weighted data in one canonical form (each distinct row ``(x, y)`` once with the
+        sum of its weights, zero weights dropped, a fixed order;
+        :func:`advgame._estimator.inputs.distinct_rows`), so weights and repeats in any order
+        are one computation and one model, whatever tolerance the solver stops at.
+        """
         started = fit_started(self, X)
         self._check_params()
         categories = ordered_categories(y)  # before validation turns y into a plain array
-        X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
+        declared = self.loss if isinstance(self.loss, LossMatrix) else None
+        X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight, declared)
         check_feature_scale(X)
         y_index = self._order_classes(y_index, categories)
         k = self.classes_.size
         self.loss_matrix_ = self._loss_matrix(k)
-        self.abstain_label_ = self._resolve_abstain_label()
+        self.actions_, self.abstain_label_ = action_labels(
+            self.loss_matrix_, self.classes_, self.abstain_label
+        )
         uncertainty = self._uncertainty(sample_weight.sum())
         self.uncertainty_ = uncertainty
         self.game_ = PredictionGame(self._declared_loss(), self._feature_map(), uncertainty)
-        self.feature_map_ = self._feature_map().fit(X, k)
-        weights = sample_weight / sample_weight.sum()
         solver = self.solver
         if solver == "auto":
-            solver = auto_solver(self.game_.game(), uncertainty, self.feature_map_, X.shape[0])
+            fmap = self._feature_map().fit(X, k)
+            solver = auto_solver(self.game_.game(), uncertainty, fmap, X.shape[0])
         progress(self, f"solver {solver!r}: {X.shape[0]} samples x {k} classes, {uncertainty!r}")
         if solver == "compile":
+            self.feature_map_ = self._feature_map().fit(X, k)
             self.program_ = self.game_.compile(X, self.classes_[y_index], sample_weight)
             backend = self.backend
             if backend == "auto":
                 backend = "highs" if self.program_.kind == "LP" else "cvxpy"
             solution = self.program_.solve(backend)
-            self.theta_, self.objective_, self.gap_ = solution.theta, solution.objective, 0.0
-            self.n_iter_, self.converged_ = 1, solution.solution.status
+            self.theta_, self.objective_, self.n_iter_ = solution.theta, solution.objective, 1
+            record_convergence(
+                self, 0.0, self.tol, solution.objective, exact=True, reason=solution.solution.status
+            )
         else:
-            fmap = self.feature_map_
+            # one canonical form of the weighted data: weights are repeated rows exactly
+            X, y_index, sample_weight = distinct_rows(X, y_index, sample_weight)
+            fmap = self.feature_map_ = self._feature_map().fit(X, k)
+            weights = sample_weight / sample_weight.sum()
             objective = SurrogateObjective(
                 self.game_.game(), fmap.bind(X), y_index, weights, uncertainty, fmap
             )
@@ -414,10 +395,10 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
                 self.max_iter,
                 self.batch_size,
                 self.random_state,
-                lambda line: progress(self, line),
+                Progress(lambda line: progress(self, line), self.verbose),
             )
-            self.theta_, self.objective_, self.gap_ = result.theta, result.objective, result.gap
-            self.converged_ = result.message
+            self.theta_, self.objective_ = result.theta, result.objective
+            record_convergence(self, result.gap, self.tol, result.objective, reason=result.message)
         self.solver_ = solver
         self._set_coefficients()
         fit_finished(self, started)
@@ -453,12 +434,16 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         return self.game_.game().predictor(F)
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
-        """``p*`` over the classes; for abstention, conditional on answering.
+        """``p*`` over the classes (all of ``classes_``, in its order); for abstention and
+        actions that are no class, conditional on answering.
 
-        With an abstain action the class part of ``p*`` is renormalised (uniform where the
-        predictor always abstains); the full distribution is :meth:`predict_action_proba`.
+        Column ``j`` is the probability of the actions that predict ``classes_[j]``, renormalised
+        over the actions that predict a class (uniform where the predictor never does; a
+        declared class that no action predicts has probability 0).  The full distribution is
+        :meth:`predict_action_proba`.
         """
-        P = self.predict_action_proba(X)[:, : self.classes_.size]
+        P = self.predict_action_proba(X)  # checks that the model is fitted
+        P = P @ (self.actions_[:, None] == self.classes_[None, :])  # actions -> classes
         total = P.sum(axis=1, keepdims=True)
         uniform = np.full_like(P, 1.0 / P.shape[1])
         return np.where(total > 0, P / np.where(total > 0, total, 1.0), uniform)
@@ -476,30 +461,14 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         return float(np.average(self.predict(X) == y, weights=sample_weight))
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """The action maximising ``p*``: a class label, or ``abstain_label`` (Corollary 14)."""
-        actions = np.argmax(self.predict_action_proba(X), axis=1)
-        k = self.classes_.size
-        if self.loss_matrix_.n_actions == k:
-            return self.classes_[actions]
-        label = self.abstain_label_  # of the classes' type (checked by fit)
-        dtype = object
-        if self.classes_.dtype != object and _label_kind(self.classes_) != "other":
-            dtype = np.result_type(self.classes_, np.asarray(label))
-        out = np.empty(actions.size, dtype=dtype)
-        answered = actions < k
-        out[answered] = self.classes_[actions[answered]]
-        out[~answered] = label
-        return out
+        """The action maximising ``p*`` (Corollary 14 for abstention), as ``actions_`` names it:
+        a class label, the action's own name, or ``abstain_label_``.
 
-
-def _label_kind(classes):
-    """``'numeric'`` (numbers, ordered by value), ``'string'`` or ``'other'`` labels."""
-    if classes.dtype.kind in "biuf":
-        return "numeric"
-    if classes.dtype.kind == "U":
-        return "string"
-    values = classes.tolist()
-    if classes.dtype == object and all(isinstance(c, str) for c in values):
-        return "string"
-    numeric = all(isinstance(c, numbers.Real) and not isinstance(c, bool) for c in values)
-    return "numeric" if classes.dtype == object and numeric else "other"
+        The output's dtype is that of ``classes_`` when every action is a class, a common
+        numeric or string dtype when the other actions' names are of the classes' kind, and
+        ``object`` when they mix (``'refer'`` among numeric classes): scikit-learn's
+        classification metrics refuse such a mix, :meth:`score` and
+        :func:`advgame.metrics.make_loss_scorer` take it.
+        """
+        chosen = np.argmax(self.predict_action_proba(X), axis=1)  # checks that it is fitted
+        return self.actions_[chosen]

@@ -48,8 +48,19 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .. import losses
-from .._estimator.base import ProgramNotPickled, fit_finished, fit_started, progress
-from .._estimator.inputs import check_iteration_params, check_strength, resolve_loss_matrix
+from .._estimator.base import (
+    ProgramNotPickled,
+    fit_finished,
+    fit_started,
+    progress,
+    record_convergence,
+)
+from .._estimator.inputs import (
+    action_labels,
+    check_iteration_params,
+    check_strength,
+    resolve_loss_matrix,
+)
 from ..compile.inputs import graph_loss
 from ..declaration import PredictionGame
 from ..exceptions import NotApplicableError
@@ -59,6 +70,7 @@ from ..graph_data import ExampleBinding
 from ..inference import marginals, max_sum
 from ..polytopes import Marginal
 from ..solvers import fit_adagrad, fit_lbfgs
+from ..solvers._progress import Progress
 from ..solvers.structured import CERTIFY_ROUNDS as CERTIFY_ROUNDS
 from ..solvers.structured import (
     _AdversarialInner,
@@ -173,13 +185,19 @@ class _GraphicalModel(ProgramNotPickled, ExampleBinding, BaseEstimator):
                     labels[nodes] = game.decode(psi[nodes], Psi[edges])
         return labels
 
+    def _predicted_rows(self, X_list, edge_X_list):
+        """Per example, the row of ``decision_matrix_`` (the class index) each node predicts:
+        max-sum decoding of the learnt potentials."""
+        data = self._bind(X_list, edge_X_list)
+        return self._split(data, self._decode(data))
+
     def predict(
         self, X_list: Sequence[ArrayLike], edge_X_list: Sequence[ArrayLike] | None = None
     ) -> list[np.ndarray]:
-        """Joint labels of each example by max-sum decoding of the learnt potentials."""
+        """Joint labels of each example by max-sum decoding of the learnt potentials (named
+        actions where the loss has actions beyond the labels: see ``actions_``)."""
         check_is_fitted(self, "theta_")
-        data = self._bind(X_list, edge_X_list)
-        return [self.classes_[y] for y in self._split(data, self._decode(data))]
+        return [self.actions_[rows] for rows in self._predicted_rows(X_list, edge_X_list)]
 
     def _node_losses(self, data, predicted):
         L = self.decision_matrix_.matrix
@@ -195,9 +213,7 @@ class _GraphicalModel(ProgramNotPickled, ExampleBinding, BaseEstimator):
         selection): ``-sum_i w_i L[ŷ_i, y_i] / sum_i w_i`` over all nodes of all examples."""
         check_is_fitted(self, "theta_")
         data = self._bind(X_list, edge_X_list, y_list)
-        predicted = np.searchsorted(
-            self.classes_, np.concatenate(self.predict(X_list, edge_X_list))
-        )
+        predicted = np.concatenate(self._predicted_rows(X_list, edge_X_list))
         return -float(self._node_losses(data, predicted).sum() / data.weights.sum())
 
 
@@ -270,7 +286,9 @@ class AdversarialGraphicalModel(_GraphicalModel):
     decision_loss : None or loss, default=None
         Loss used by ``score`` and, for ``loss='log'``, by ``predict``'s Bayes decision per node
         (``argmin_a (L p_i)_a`` on the CRF marginals, as Fathony et al. 2018b, §4.1, decode their
-        CRF).  None: the training loss (zero-one for ``loss='log'``).
+        CRF; its actions are named as for ``loss``).  None: the training loss (zero-one for
+        ``loss='log'``).  When ``loss`` has actions beyond its labels, ``decision_loss`` must
+        have as many actions.
     random_state : int, Generator or None
         Seeds the mini-batch order.
 
@@ -301,12 +319,20 @@ class AdversarialGraphicalModel(_GraphicalModel):
         belief-propagation marginals of ``theta_`` (:func:`crf_dual_bound`): tight at an
         L-BFGS optimum with ``uncertainty='soft'``, loose elsewhere (for ``exact`` it is the
         whole objective); reported, never enforced.
-    converged_ : str
-        ``'certified'`` exactly when ``gap_ <= tol * max(1, |objective_|)`` (every fit but
-        ``compile``), otherwise why not (``'max_rounds=... reached: ...'``, ``'stalled: ...'``,
-        which warn with a ``ConvergenceWarning``; ``'uncertified subgradient: ...'`` for
-        ``certify=False``; the L-BFGS or AdaGrad message and the gap for the CRF); the
-        solver status for ``compile``.
+    actions_ : ndarray of shape (n_actions,)
+        What ``predict`` returns for each action (row) of the loss (of ``decision_loss`` for
+        the CRF), as for :class:`advgame.AdversarialClassifier`: the class of an action named
+        like a label, the name of another named action (``LossMatrix(..., actions=[...,
+        'refer'])``), ``-1`` (``'abstain'`` for string classes) for unnamed extra actions and
+        the one named ``'abstain'``.
+    converged_ : {'optimal', 'certified', 'uncertified'}
+        ``'optimal'`` for ``compile``, ``'certified'`` exactly when ``gap_ <= tol * max(1,
+        |objective_|)``, ``'uncertified'`` otherwise (:func:`advgame._estimator.base.record_convergence`).
+    stop_reason_ : str
+        Why the solver stopped: ``'certified'``, ``'max_rounds=... reached: ...'`` or
+        ``'stalled: ...'`` (which warn with a ``ConvergenceWarning``), ``'uncertified
+        subgradient: ...'`` for ``certify=False``, the L-BFGS or AdaGrad message and the gap for
+        the CRF, the solver status for ``compile``.
     coef_node_ : ndarray (k, d + 1)
         Per-label node weights (last column the intercept).
     transitions_ : ndarray (k, k) or (d_e + 1, k, k)
@@ -422,6 +448,14 @@ class AdversarialGraphicalModel(_GraphicalModel):
         self.decision_matrix_ = _loss_matrix(
             decision, k, "loss" if self.decision_loss is None else "decision_loss"
         )
+        acting = self.decision_matrix_ if self._is_crf else self.loss_matrix_
+        self.actions_ = action_labels(acting, self.classes_)[0]
+        rows = self.decision_matrix_.n_actions
+        if not (self._is_crf or self._labels_only()) and rows != self.loss_matrix_.n_actions:
+            raise ValueError(
+                f"decision_loss has {rows} actions (rows) but loss "
+                f"has {self.loss_matrix_.n_actions}: score rates the loss's actions with it."
+            )
         solver = self._choose_solver(data, k)
         if self._is_crf:
             inner = _crf_inner
@@ -444,7 +478,9 @@ class AdversarialGraphicalModel(_GraphicalModel):
             solution = self.program_.solve(backend)
             self.theta_ = solution.x[self.program_.variables["theta"]].copy()
             self.objective_, self.n_iter_ = solution.objective, 1
-            self.gap_, self.converged_ = 0.0, solution.status
+            record_convergence(
+                self, 0.0, self.tol, self.objective_, exact=True, reason=solution.status
+            )
         elif self._is_crf:
             result = self._train(inner, data, solver)
             self._certify_crf(data, result)
@@ -457,15 +493,9 @@ class AdversarialGraphicalModel(_GraphicalModel):
 
     def _certify_crf(self, data, result):
         """``gap_`` and ``converged_`` of a CRF fit (:func:`advgame.solvers.structured.crf_gap`)."""
-        self.gap_ = crf_gap(
-            self.feature_map_, self.uncertainty_, data, self.theta_, self.objective_
-        )
-        if self.gap_ <= self.tol * max(1.0, abs(self.objective_)):
-            self.converged_ = "certified"
-        else:
-            self.converged_ = (
-                f"{result.message}: gap {self.gap_:.2e} above tol={self.tol:g} * max(1, |J|)"
-            )
+        gap = crf_gap(self.feature_map_, self.uncertainty_, data, self.theta_, self.objective_)
+        reason = f"{result.message}: gap {gap:.2e}, tol={self.tol:g} * max(1, |J|)"
+        record_convergence(self, gap, self.tol, self.objective_, reason=reason)
 
     def _fit_game(self, inner, data, solver):
         """Cutting planes, or averaged AdaGrad then (``certify``) cutting planes from its result
@@ -481,10 +511,10 @@ class AdversarialGraphicalModel(_GraphicalModel):
             self.backend,
             self.certify,
             self._adagrad_options(),
-            lambda line, level: progress(self, line, level),
+            Progress(lambda line: progress(self, line), self.verbose),
         )
         self.theta_, self.objective_, self.n_iter_ = result.theta, result.objective, result.n_iter
-        self.gap_, self.converged_ = result.gap, result.message
+        record_convergence(self, result.gap, self.tol, result.objective, reason=result.message)
 
     def _set_coefficients(self):
         k, split = self.classes_.size, self.feature_map_.n_node_params
@@ -492,16 +522,30 @@ class AdversarialGraphicalModel(_GraphicalModel):
         edge = self.theta_[split:].reshape(-1, k, k)
         self.transitions_ = edge[0].copy() if edge.shape[0] == 1 else edge.copy()
 
+    def _predicted_rows(self, X_list, edge_X_list):
+        if self._is_crf:  # the Bayes decision argmin_a (L p_i)_a on the CRF's marginals
+            L = self.decision_matrix_.matrix
+            return [np.argmin(p @ L.T, axis=1) for p in self.predict_marginals(X_list, edge_X_list)]
+        if self._labels_only():
+            return super()._predicted_rows(X_list, edge_X_list)
+        # actions beyond the labels: each node's most likely action under the predictor's p_i
+        return [np.argmax(p, axis=1) for p in self.predict_marginals(X_list, edge_X_list)]
+
+    def _labels_only(self):
+        """Whether every action of the loss is a class (max-sum decoding over the labels)."""
+        return self.actions_.size == self.classes_.size and bool(
+            np.all(self.actions_ == self.classes_)
+        )
+
     def predict(
         self, X_list: Sequence[ArrayLike], edge_X_list: Sequence[ArrayLike] | None = None
     ) -> list[np.ndarray]:
-        """Joint labels: max-sum decoding of the potentials (Fathony et al. 2018b, §3.2.2); for the CRF the
+        """Per example, each node's prediction, named by ``actions_``: the joint labels of
+        max-sum decoding of the potentials (Fathony et al. 2018b, §3.2.2) when the loss's
+        actions are its labels; each node's most likely action under the minimax predictor's
+        ``p_i`` (:meth:`predict_marginals`) when the loss has other actions; for the CRF the
         per-node Bayes decision ``argmin_a (L p_i)_a`` for ``decision_loss`` on its marginals."""
-        if not self._is_crf:
-            return super().predict(X_list, edge_X_list)
-        marginals_list = self.predict_marginals(X_list, edge_X_list)
-        L = self.decision_matrix_.matrix
-        return [self.classes_[np.argmin(p @ L.T, axis=1)] for p in marginals_list]
+        return super().predict(X_list, edge_X_list)
 
     def predict_marginals(
         self, X_list: Sequence[ArrayLike], edge_X_list: Sequence[ArrayLike] | None = None
@@ -536,6 +580,15 @@ class StructuredSVM(_GraphicalModel):
     loss : {'zero_one', 'ordinal' (= 'absolute'), 'squared'} or square LossMatrix
     graph, node_weights, uncertainty, strength, max_iter, batch_size, learning_rate, random_state, verbose
         As for :class:`AdversarialGraphicalModel`.
+
+    Attributes
+    ----------
+    classes_, theta_, objective_, n_iter_, solver_
+        As for :class:`AdversarialGraphicalModel`.
+    gap_ : float
+        ``inf``: the averaged AdaGrad iterate is not certified.
+    converged_ : str
+        ``'uncertified'``; ``stop_reason_`` holds AdaGrad's message.
     """
 
     def __init__(
@@ -578,10 +631,13 @@ class StructuredSVM(_GraphicalModel):
         self.loss_matrix_ = self.decision_matrix_ = _loss_matrix(self.loss, k)
         if self.loss_matrix_.n_actions != k:
             raise ValueError("the structured SVM needs a square loss matrix (actions = labels).")
+        self.actions_ = self.classes_.copy()
         _require_forests(data, "loss-augmented max-sum here is exact on forests")
         self.feature_map_ = GraphFeatures(self.n_features_in_, self.n_edge_features_in_, k)
         self.uncertainty_ = self._uncertainty(data.n_examples)
-        self._train(_HingeInner(self.loss_matrix_.matrix), data, "subgradient")
+        result = self._train(_HingeInner(self.loss_matrix_.matrix), data, "subgradient")
+        # the averaged AdaGrad iterate has no certificate: gap_ = inf, converged_ 'uncertified'
+        record_convergence(self, np.inf, 0.0, result.objective, reason=result.message)
         self.solver_ = "subgradient"
         fit_finished(self, started)
         return self

@@ -6,10 +6,11 @@ item at every position, ``Θ_i = reshape(W^T x_i + b, (k, k))``, and training so
 of Fathony et al. (2018a) for the Hamming loss ``k - <P̂, P>`` with a soft moment-matching penalty:
 
 .. math::  \min_{W, b}\ \sum_i w_i \big[\mathrm{value}(Θ_i) - \langle Θ_i, P_i\rangle\big]
-           + \frac{\alpha}{2} \|W\|_F^2,
+           + \frac{\lambda}{2} \|W\|_F^2,
 
-``value`` being the game of :class:`advgame.PermutationGame` (Fathony et al. 2018c, "Efficient
-and Consistent Adversarial Bipartite Matching"; docs/design.md, Appendix B).  Since every doubly
+``λ`` being ``strength`` and ``value`` the game of :class:`advgame.PermutationGame` (Fathony
+et al. 2018c, "Efficient and Consistent Adversarial Bipartite Matching"; docs/design.md,
+Appendix B).  Since every doubly
 stochastic ``Q`` has ``1^T Q 1 = k``, the Hamming loss is ``<E - P̂, Q>`` with ``E`` the
 all-ones matrix, and LP duality of the inner assignment problem gives
 
@@ -17,7 +18,7 @@ all-ones matrix, and LP duality of the inner assignment problem gives
            Q\rangle = \min_{\hat P \in B_k,\, a,\, c}\ 1^\top a + 1^\top c
            \quad\text{s.t.}\quad a_j + c_r + \hat P_{jr} - Θ_{jr} \ge 1,
 
-so the whole training problem is one convex QP (an LP when ``alpha = 0``) in
+so the whole training problem is one convex QP (an LP when ``strength = 0``) in
 ``(W, b, P̂_i, a_i, c_i)``: "compiling the game into its dual" (docs/design.md).  At its optimum
 ``P̂_i`` is the predictor's minimax marginal matrix of sample ``i``.  The estimator declares this
 game (``game_``, a :class:`advgame.PredictionGame` with the Birkhoff polytope) and compiles it
@@ -27,6 +28,7 @@ training methods are in :mod:`advgame.solvers.matching`.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,7 +36,12 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .. import polytopes
-from .._estimator.base import ProgramNotPickled, fit_finished, fit_started
+from .._estimator.base import (
+    ProgramNotPickled,
+    fit_finished,
+    fit_started,
+    record_convergence,
+)
 from .._estimator.inputs import (
     check_iteration_params,
     check_rankings,
@@ -80,21 +87,22 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
     with the permutation game of Fathony et al. 2018c; docs/design.md, Appendix B)
 
     .. math::  \min_{W, b}\ \sum_i w_i \big[\mathrm{value}(Θ_i) - \langle Θ_i, P_i\rangle\big]
-               + \frac{\alpha}{2} \|W\|_F^2,
+               + \frac{\lambda}{2} \|W\|_F^2,
                \qquad \mathrm{value}(Θ) = \max_{Q \in B_k} \min_{\hat P \in B_k}
                k - \langle \hat P, Q\rangle + \langle Θ, Q\rangle,
 
-    where ``P_i`` is the permutation matrix of ``R_i``, ``B_k`` the Birkhoff polytope, ``w`` the
-    sample weights normalised to sum to one, and the squared-norm penalty is the soft moment
-    matching uncertainty set (docs/design.md, "Uncertainty sets are regularisers").  The
+    where ``λ`` is ``strength``, ``P_i`` the permutation matrix of ``R_i``, ``B_k`` the
+    Birkhoff polytope, ``w`` the sample weights normalised to sum to one, and the squared-norm
+    penalty is the soft moment matching uncertainty set (docs/design.md, "Uncertainty sets are regularisers").  The
     surrogate ``value(Θ) - <Θ, P>`` upper-bounds the Hamming loss of the minimax predictor and is
     Fisher consistent (Fathony et al. 2018c).
 
     Parameters
     ----------
-    alpha : float, default=1e-2
-        ``alpha >= 0``, the weight of the penalty ``alpha/2 ||W||_F^2`` (the intercept is not
-        penalised).  ``alpha = 0`` (exact moment matching) makes the compiled program an LP.
+    strength : float, default=1e-2
+        ``strength >= 0``, the weight ``λ`` of the penalty ``λ/2 ||W||_F^2`` (the intercept is
+        not penalised): the regularisation strength, named as in every other estimator.
+        ``strength = 0`` (exact moment matching) makes the compiled program an LP.
     fit_intercept : bool, default=True
         Add an unpenalised score matrix ``b``.
     solver : {'auto', 'compile', 'subgradient'}, default='auto'
@@ -108,7 +116,7 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         uses ``'subgradient'`` beyond.
     backend : {'auto', 'highs', 'cvxpy'}, default='auto'
         Solver of the compiled program.  ``'auto'`` is cvxpy (Clarabel's interior-point
-        method), for the QP and the LP alike.  ``'highs'`` solves the LP (``alpha = 0``) only:
+        method), for the QP and the LP alike.  ``'highs'`` solves the LP (``strength = 0``) only:
         HiGHS's active-set QP solver stalls on this degenerate QP (30 iris samples do not finish
         in minutes, where Clarabel takes 0.02 s), and its simplex is slower than Clarabel on
         the LP (vehicle: over 100 s against 89 s; iris: 0.4 s against 0.2 s).
@@ -120,7 +128,9 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         Epochs of ``'subgradient'``.
     tol : float, default=1e-9
         Tolerance of the compiled program's solver: HiGHS's primal and dual feasibility
-        tolerance, Clarabel's gap and feasibility tolerances.
+        tolerance, Clarabel's gap and feasibility tolerances; ``'subgradient'`` reports
+        ``converged_ = 'certified'`` when its certified gap is at most
+        ``tol * max(1, |objective_|)``.
     batch_size : int, default=16
         Samples per ``'subgradient'`` step.
     learning_rate : float, default=1.0
@@ -130,6 +140,9 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
     verbose : int, default=0
         Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, solver,
         iterations, objective); neither solver reports its iterations.
+    alpha : float, default="deprecated"
+        The former name of ``strength``; setting it warns (FutureWarning) and sets
+        ``strength``.  It will be removed in a future release.
 
     Attributes
     ----------
@@ -145,7 +158,7 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         the exact objective at AdaGrad's averaged iterate).
     game_ : PredictionGame
         The declared game: ``PredictionGame('hamming', Multiclass(fit_intercept),
-        SoftMoments(alpha) (Exact() when alpha = 0), ag.polytopes.Birkhoff())``;
+        SoftMoments(strength) (Exact() when strength = 0), ag.polytopes.Birkhoff())``;
         ``game_.compile(X, R)`` gives the training program (with its dual and LaTeX) whatever
         the solver.
     permutation_game_ : PermutationGame
@@ -159,6 +172,19 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         1 for ``'compile'``; AdaGrad steps for ``'subgradient'``.
     solver_ : str
         The solver used (``'auto'`` resolved).
+    gap_ : float
+        A certified bound on ``objective_ - min``: ``objective_`` minus the Lagrangian dual
+        bound at adversary marginals (:meth:`MatchingObjective.dual_bound`; the program's
+        multipliers for ``'compile'``, the adversary's best responses at the final iterate for
+        ``'subgradient'``).  With ``strength = 0`` no such bound exists (it asks ``X^T G = 0``
+        exactly): ``gap_`` is 0 for the compiled LP solved to optimality, ``inf`` for
+        ``'subgradient'``.
+    converged_ : {'optimal', 'certified', 'uncertified'}
+        ``'optimal'`` for the compiled program (an exact program its solver reports optimal);
+        for ``'subgradient'``, ``'certified'`` when ``gap_ <= tol * max(1, |objective_|)``,
+        else ``'uncertified'``.
+    stop_reason_ : str
+        Why the solver stopped.
 
     See Also
     --------
@@ -178,7 +204,7 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
 
     def __init__(
         self,
-        alpha: float = 1e-2,
+        strength: float = 1e-2,
         fit_intercept: bool = True,
         solver: str = "auto",
         backend: str = "auto",
@@ -189,8 +215,9 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         learning_rate: float = 1.0,
         random_state: int | np.random.Generator | None = None,
         verbose: int = 0,
+        alpha: float | str = "deprecated",
     ) -> None:
-        self.alpha = alpha
+        self.strength = strength
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.backend = backend
@@ -201,10 +228,23 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         self.learning_rate = learning_rate
         self.random_state = random_state
         self.verbose = verbose
+        self.alpha = alpha
+
+    def _strength(self) -> float:
+        """``strength``, or the deprecated ``alpha`` when it is set (with a FutureWarning)."""
+        if isinstance(self.alpha, str) and self.alpha == "deprecated":
+            return check_real("strength", self.strength, low=0.0)
+        warnings.warn(
+            "AdversarialMatching(alpha=...) is deprecated and will be removed in a future "
+            "release; use strength=... (the regularisation strength, named as in every other "
+            "estimator).",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return check_real("alpha", self.alpha, low=0.0)
 
     def _check_params(self):
         check_iteration_params(self, ("max_iter", "batch_size"))
-        check_real("alpha", self.alpha, low=0.0)
         check_real("learning_rate", self.learning_rate, low=0.0, strict=True)
         for name, allowed in (("solver", _SOLVERS), ("backend", _BACKENDS), ("decode", DECODINGS)):
             if getattr(self, name) not in allowed:
@@ -221,13 +261,14 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         ValueError
             For invalid parameters or inputs (rows of ``R`` that are not permutations of
             ``1..k``, a row count different from ``X``'s, non-finite ``X``);
-            :class:`advgame.NotApplicableError` for ``backend='highs'`` with ``alpha > 0``.
+            :class:`advgame.NotApplicableError` for ``backend='highs'`` with ``strength > 0``.
         advgame.SolverError
             When the compiled program's solver does not report an optimal solution (an
             inaccurate one included).
         """
         started = fit_started(self, X)
         self._check_params()
+        strength = self._strength()
         X = validate_numeric(self, X)
         R = check_rankings(y, X.shape[0], estimator=self)
         sample_weight = check_weights(sample_weight, X)
@@ -236,7 +277,7 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
         self.game_ = PredictionGame(
             HAMMING,
             features=Multiclass(fit_intercept=self.fit_intercept),
-            uncertainty=SoftMoments(float(self.alpha)) if self.alpha > 0 else Exact(),
+            uncertainty=SoftMoments(strength) if strength > 0 else Exact(),
             polytope=polytopes.Birkhoff(),
         )
         solver = self.solver
@@ -246,18 +287,19 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
             small = size <= AUTO_COMPILE_SIZE and work <= AUTO_COMPILE_WORK
             solver = "compile" if small else "subgradient"
         self.solver_ = solver
+        weights = sample_weight / sample_weight.sum()
+        objective = MatchingObjective(
+            self.permutation_game_, X, R, weights, strength, self.fit_intercept
+        )
         if solver == "compile":
-            backend = matching_backend(self.backend, self.alpha)
+            backend = matching_backend(self.backend, strength)
             compiled = self.game_.compile(X, R, sample_weight)
-            fitted = solve_matching_program(
-                compiled.program, backend, self.tol, k, self.fit_intercept
+            fitted, adversary = solve_matching_program(
+                compiled.program, backend, self.tol, k, self.fit_intercept, weights
             )
+            reason = f"{backend} solved the compiled program to optimality"
         else:
             compiled = None
-            weights = sample_weight / sample_weight.sum()
-            objective = MatchingObjective(
-                self.permutation_game_, X, R, weights, float(self.alpha), self.fit_intercept
-            )
             fitted = fit_matching_subgradient(
                 objective,
                 n_epochs=self.max_iter,
@@ -265,7 +307,16 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
                 step=self.learning_rate,
                 random_state=self.random_state,
             )
-        self.coef_, self.intercept_, self.objective_, self.n_iter_ = fitted
+            adversary = objective.adversary(fitted.coef, fitted.intercept)
+            reason = f"{fitted.n_iter} AdaGrad steps ({self.max_iter} epochs)"
+        bound = -np.inf if adversary is None else objective.dual_bound(adversary)
+        gap = max(fitted.objective - bound, 0.0)
+        if solver == "compile" and not np.isfinite(gap):
+            gap = 0.0  # the LP solver's optimal status is the only certificate (strength = 0)
+        record_convergence(
+            self, gap, self.tol, fitted.objective, exact=solver == "compile", reason=reason
+        )
+        self.coef_, self.intercept_, self.objective_, self.n_iter_ = fitted[:4]
         self.program_ = compiled
         fit_finished(self, started)
         return self

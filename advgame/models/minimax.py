@@ -24,7 +24,8 @@ loss is smoothed (Nesterov) with a decreasing ``mu`` (:func:`advgame.closed_form
 and stops when a dual bound certifies the tolerance
 (:func:`advgame.solvers.fista.fit_smoothed_zero_one`).  Every fit records ``duality_gap_``: the objective minus a lower bound
 from a dual-feasible conditional (weak duality, Theorem 3), so ``objective_ - duality_gap_ <=
-optimum <= objective_``.
+optimum <= objective_``; ``gap_`` and ``converged_`` say the same in the vocabulary every
+estimator shares (:func:`advgame._estimator.base.record_convergence`).
 """
 
 from __future__ import annotations
@@ -40,11 +41,18 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .. import losses
-from .._estimator.base import ProgramNotPickled, fit_finished, fit_started, progress
+from .._estimator.base import (
+    ProgramNotPickled,
+    fit_finished,
+    fit_started,
+    progress,
+    record_convergence,
+)
 from .._estimator.inputs import (
     check_classification_fit,
     check_iteration_params,
     check_weights,
+    distinct_rows,
     validate_numeric,
 )
 from .._validation import check_real
@@ -52,6 +60,7 @@ from ..declaration import PredictionGame
 from ..exceptions import ConvergenceWarning, SolverError
 from ..features import Multiclass
 from ..game import map_label
+from ..solvers._progress import Progress
 from ..solvers.fista import MONITOR_EVERY as MONITOR_EVERY  # its home: solvers.fista
 from ..solvers.fista import SMOOTHING_FLOOR as SMOOTHING_FLOOR
 from ..solvers.fista import MinimaxObjective, fit_proximal, fit_smoothed_zero_one
@@ -137,9 +146,7 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
             if self.A_.shape == A0.shape:
                 A0 = self.A_.copy()
 
-        def report(line):
-            progress(self, line, 2)
-
+        report = Progress(lambda line: progress(self, line), self.verbose)
         bound = np.nan  # a compiled 0-1 model is certified by HiGHS / Clarabel themselves
         if solver == "compile":
             A, message = self._compile(X, y, sample_weight)
@@ -172,7 +179,10 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
                 stacklevel=3,
             )
         self.A_ = A
-        self.n_iter_, self.converged_, self.solver_ = n_iter, message, solver
+        self.n_iter_, self.solver_ = n_iter, solver
+        exact = solver == "compile"  # HiGHS / Clarabel certify the compiled program themselves
+        gap = self.duality_gap_ if np.isfinite(self.duality_gap_) else (0.0 if exact else np.inf)
+        record_convergence(self, gap, self.tol, self.objective_, exact=exact, reason=message)
         return self
 
     def _check_bounded(self, X1, Theta, w, balls):
@@ -263,10 +273,18 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
     duality_gap_ : float
         ``objective_`` minus a certified lower bound on the optimum (NaN for a compiled 0-1
         model, which HiGHS / Clarabel certify themselves).
+    gap_ : float
+        ``duality_gap_``, 0 for a compiled 0-1 model and ``inf`` where no bound was found.
+    converged_ : {'optimal', 'certified', 'uncertified'}
+        ``'optimal'`` for the compiled program, ``'certified'`` exactly when
+        ``gap_ <= tol * max(1, |objective_|)``, ``'uncertified'`` otherwise.
+    stop_reason_ : str
+        Why the solver stopped, in its words (``'FISTA: converged (duality gap ...)'``,
+        ``'max_iter=... reached'``, the compiled program's status).
     program_ : MinimaxProgram
         When compiled: ``program_.to_cvxpy()`` and ``program_.dual()`` (not kept when the
         estimator is pickled: it holds the training data).
-    n_iter_, converged_, solver_
+    n_iter_, solver_
 
     Examples
     --------
@@ -340,7 +358,14 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> MinimaxClassifier:
-        """Solve Eq. 21 for ``A`` on ``X`` (n, d), labels ``y``, optional sample weights."""
+        """Solve Eq. 21 for ``A`` on ``X`` (n, d), labels ``y``, optional sample weights.
+
+        Integer ``sample_weight`` equals repeated rows: the weighted data are fitted in one
+        canonical form (each distinct row ``(x, y)`` once with the sum of its weights, zero
+        weights dropped unless a class would lose all its rows, a fixed order;
+        :func:`advgame._estimator.inputs.distinct_rows`), so weights and repeats are one
+        program (``program_`` is compiled from the distinct rows) and one model.
+        """
         started = fit_started(self, X)
         self._check_params()
         if self.loss not in _CLASSIFIER_LOSSES:
@@ -349,6 +374,11 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
             raise ValueError("randomized=True is the Brier rule of Theorem 6: use loss='brier'.")
         X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
         K = self.classes_.size
+        distinct = distinct_rows(X, y_index, sample_weight)
+        if np.unique(distinct[1]).size == K:  # a class of zero total weight keeps its rows
+            # one canonical form of the weighted data: weights are repeated rows exactly, and
+            # the 0-1 LP (whose optimal A_ need not be unique) reaches the same vertex for both
+            X, y_index, sample_weight = distinct
         self._declare(getattr(losses, self.loss)(K), sample_weight.sum())
         self._fit(X, y_index, np.eye(K)[y_index], sample_weight, K - 1)
         d = self.n_features_in_
@@ -420,7 +450,9 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
     ----------
     A_ : ndarray of shape (1, n_features + fit_intercept)
     coef_, intercept_ : the predictor's weights ``A_ / 2`` (exact for ``rho=None``).
-    game_, uncertainty_, objective_, duality_gap_, program_, n_iter_, converged_, solver_
+    game_, uncertainty_, objective_, duality_gap_, gap_, converged_, stop_reason_, program_,
+    n_iter_, solver_
+        As for :class:`MinimaxClassifier`.
     """
 
     _pinned = False

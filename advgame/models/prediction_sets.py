@@ -32,12 +32,13 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .._estimator.base import fit_finished, fit_started, progress
+from .._estimator.base import fit_finished, fit_started, progress, record_convergence
 from .._estimator.inputs import check_classification_fit, check_iteration_params, validate_numeric
 from ..features import KernelFeatures
 from ..metrics import prediction_set_metrics
 from ..solvers.prediction_sets import (
     C_FACTORS,
+    IPM_TOL,
     MEDIAN_HEURISTIC_MAX_POINTS,  # noqa: F401 (re-exported: the median heuristic's bound)
     TUNING_FRACTION,
     WEIGHTED_KERNELS,
@@ -336,6 +337,15 @@ class GeneralizedPredictionSet(BaseEstimator):
     scaler_ : StandardScaler or None
     dual_objective_ : ndarray of shape (n_classes,)
         Optimal values of the dual QPs (minus the primal optima).
+    class_gap_ : ndarray of shape (n_classes,)
+        Per class, the certified duality gap of its QP: the primal (Eq. 6) at the fitted ``w``
+        and its best offset plus ``dual_objective_``.
+    gap_ : float
+        The sum of ``class_gap_``: the certified gap of the whole fit (the classes are
+        independent problems).
+    converged_ : str
+        ``'optimal'``: every class's dual QP is an exact program solved to optimality.
+    stop_reason_ : str
     X_unlabeled_ : ndarray
         The unlabelled sample used (standardised if ``standardize``).
     outlier_label_, ambiguous_label_ : the markers :meth:`predict` uses.
@@ -544,6 +554,17 @@ class GeneralizedPredictionSet(BaseEstimator):
         self.kernel_gamma_ = np.array(
             [np.nan if kernel.gamma is None else kernel.gamma for kernel in self.kernels_]
         )
+        self.class_gap_ = np.array(
+            [self._class_gap(k, X[rows], X_unlabeled) for k, rows in enumerate(fit_rows)]
+        )
+        record_convergence(
+            self,
+            self.class_gap_.sum(),
+            IPM_TOL,
+            -self.dual_objective_.sum(),
+            exact=True,
+            reason=f"{backend} solved every class's dual QP",
+        )
         for k, label in enumerate(self.classes_.tolist()):
             progress(
                 self,
@@ -618,6 +639,22 @@ class GeneralizedPredictionSet(BaseEstimator):
         values = classes + markers
         same_kind = len({isinstance(v, str) for v in values}) == 1
         self._labels = np.array(values, dtype=None if same_kind else object)
+
+    def _class_gap(self, k, X_class, X_unlabeled):
+        r"""Class ``k``'s certified duality gap: the primal of Wang and Qiao (2022), Eq. (6) at
+        the fitted ``w`` and its best offset, plus the dual's optimal value (design notes,
+        Appendix C).  With ``s = w . Phi`` on the class points and ``u`` on the unlabelled ones,
+        the primal in ``rho``, ``-rho + C sum_j (u_j + 1 - rho)_+``, falls with ``rho``, so its
+        best offset is the largest for which the class slacks fit the budget,
+        :func:`offset_from_scores`."""
+        kernel, coef, weights = self.kernels_[k], self.dual_coef_[k], self.feature_weights_[k]
+        class_scores = kernel.gram(X_class * weights) @ coef
+        unlabeled = kernel.gram(X_unlabeled * weights) @ coef
+        squared_norm = coef @ kernel.gram(kernel.X_fit_) @ coef
+        rho = offset_from_scores(class_scores, self.error_rate)
+        hinges = np.maximum(unlabeled + 1.0 - rho, 0.0).sum()
+        primal = 0.5 * squared_norm - rho + self.C_[k] * hinges
+        return max(float(primal + self.dual_objective_[k]), 0.0)
 
     def _scores(self, X):
         """``f_k(d_k ∘ x) = w_k . Phi(d_k ∘ x) - rho_k`` of (already scaled) ``X``, one column per

@@ -4,7 +4,7 @@ A linear (or kernel) model gives scores :math:`\theta = g(x) = W^\top x + b` and
 L-BFGS (:func:`advgame.solvers.projection.fit_fenchel_young`) on (Blondel 2019, §6)
 
 .. math::  \min_{W, b}\ \sum_i w_i\, S^\Psi_{\mathcal C}(\theta_i, \varphi(y_i))
-           + \frac{\alpha}{2} \|W\|_F^2,
+           + \frac{\lambda}{2} \|W\|_F^2,
            \qquad S^\Psi_{\mathcal C}(\theta, \varphi(y)) = \Psi^*_{\mathcal C}(\theta)
            + \Psi(\varphi(y)) - \langle\theta, \varphi(y)\rangle
 
@@ -18,23 +18,24 @@ uses the marginal polytope (the convex hull of the encodings) for both, the comb
 5 and the experiments favour.
 
 With a kernel, :math:`\theta(x) = \sum_j A_j \kappa(x, x_j) + b` over the training points and the
-penalty is :math:`\frac{\alpha}{2}\operatorname{tr}(A^\top K A)` (Blondel 2019, App. B.1 uses the
+penalty is :math:`\frac{\lambda}{2}\operatorname{tr}(A^\top K A)` (Blondel 2019, App. B.1 uses the
 polynomial kernel :math:`(\langle x, x'\rangle + 1)^D`: ``kernel='poly', gamma=1, coef0=1``).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .. import decoding as decompositions
-from .._estimator.base import fit_finished, fit_started, progress
+from .._estimator.base import fit_finished, fit_started, progress, record_convergence
 from .._estimator.inputs import (
     check_classification_fit,
     check_iteration_params,
@@ -43,10 +44,11 @@ from .._estimator.inputs import (
     validate_numeric,
 )
 from .._validation import check_real
+from ..compile.inputs import fresh
 from ..declaration import PredictionGame
 from ..decoding import apply_flat
 from ..exceptions import NotApplicableError
-from ..features import Multiclass, check_kernel_params
+from ..features import KernelFeatures, Multiclass, check_kernel_params
 from ..losses import Entropy
 from ..permutation import ranks_to_matrices
 from ..polytopes import (
@@ -61,7 +63,7 @@ from ..polytopes import (
     Unconstrained,
     UnitCube,
 )
-from ..solvers.projection import fit_fenchel_young
+from ..solvers.projection import fit_fenchel_young_game
 from ..uncertainty import Exact, SoftMoments
 
 if TYPE_CHECKING:
@@ -91,6 +93,22 @@ def knapsack_bounds(Y: ArrayLike) -> tuple[int, int]:
     counts = np.asarray(Y, dtype=np.float64).sum(axis=1)
     high = int(np.ceil(counts.mean() + counts.std() - 1e-12))
     return 0, int(min(max(high, 1), np.shape(Y)[1]))
+
+
+def renamed_parameter(estimator, old, new):
+    """The value of parameter ``new``, or of its deprecated former name ``old`` (with a
+    ``FutureWarning``) when that is set (its default is the string ``'deprecated'``)."""
+    value = getattr(estimator, old)
+    if isinstance(value, str) and value == "deprecated":
+        return getattr(estimator, new)
+    warnings.warn(
+        f"{type(estimator).__name__}: {old!r} was renamed {new!r} (the name every advgame "
+        f"estimator gives a regularisation strength); {old!r} will be removed. Pass "
+        f"{new}={value!r}.",
+        FutureWarning,
+        stacklevel=4,
+    )
+    return value
 
 
 def _named_set(name, k, bounds):
@@ -129,7 +147,7 @@ class _FenchelYoungModel(BaseEstimator):
         polytope,
         geometry,
         decoding,
-        alpha,
+        strength,
         fit_intercept,
         kernel,
         gamma,
@@ -138,13 +156,14 @@ class _FenchelYoungModel(BaseEstimator):
         max_iter,
         tol,
         verbose,
+        alpha,
     ):
         # the parameters both estimators share; each still lists them in its own signature,
         # which scikit-learn reads for get_params
         self.polytope = polytope
         self.geometry = geometry
         self.decoding = decoding
-        self.alpha = alpha
+        self.strength = strength
         self.fit_intercept = fit_intercept
         self.kernel = kernel
         self.gamma = gamma
@@ -153,14 +172,18 @@ class _FenchelYoungModel(BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.verbose = verbose
+        self.alpha = alpha
 
     def _check_params(self):
         check_iteration_params(self)
         if self.geometry not in GEOMETRIES:
             raise ValueError(f"geometry must be one of {GEOMETRIES}; got {self.geometry!r}.")
-        check_real("alpha", self.alpha, low=0)
-        if self.kernel is not None and self.alpha == 0:
-            raise ValueError("a kernel model needs alpha > 0 (the RKHS penalty keeps it bounded).")
+        self.strength_ = renamed_parameter(self, "alpha", "strength")
+        check_real("strength", self.strength_, low=0)
+        if self.kernel is not None and self.strength_ == 0:
+            raise ValueError(
+                "a kernel model needs strength > 0 (the RKHS penalty keeps it bounded)."
+            )
         if self.kernel is not None:
             if not callable(self.kernel) and self.kernel not in PAIRWISE_KERNEL_FUNCTIONS:
                 raise ValueError(
@@ -170,63 +193,61 @@ class _FenchelYoungModel(BaseEstimator):
             check_kernel_params(self.gamma, self.degree, self.coef0)
 
     def _design(self, X):
-        if self.kernel is None:
-            return X
-        return pairwise_kernels(
-            X,
-            self.X_fit_,
-            metric=self.kernel,
-            filter_params=True,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-        )
+        return X if self.kernel is None else self.feature_map_.gram(X)
 
     def _fit_scores(self, X, targets, sample_weight):
-        """Train the score model (:func:`advgame.solvers.projection.fit_fenchel_young`); sets
-        ``coef_`` and friends.
+        """Declare the game (``game_``) and solve its learning problem
+        (:func:`advgame.solvers.projection.fit_fenchel_young_game`); sets ``coef_`` and
+        friends.
 
         ``targets`` are the encodings ``(n, *point_shape_)``; ``self.projection_set_`` and
         ``self.point_shape_`` must be set.
         """
-        if self.kernel is not None:
-            self.X_fit_ = X
         Y = targets.reshape((X.shape[0], *self._set_shape(self.projection_set_)))
         self._check_targets(Y)
+        self.game_ = self._declare_game(int(np.prod(Y.shape[1:])))
+        self.feature_map_ = fresh(self.game_.features).fit(X, int(np.prod(Y.shape[1:])))
+        if self.kernel is not None:
+            self.X_fit_ = X
 
         def report(iteration, objective):
             if iteration % REPORT_EVERY == 0:
                 progress(self, f"L-BFGS iteration {iteration}: objective {objective:.6g}", 2)
 
-        fitted = fit_fenchel_young(
-            self._design(X),
+        fitted = fit_fenchel_young_game(
+            self.game_,
+            self.feature_map_,
+            X,
             Y,
             sample_weight,
-            self.projection_set_,
-            self.geometry,
-            self.alpha,
-            fit_intercept=self.fit_intercept,
-            kernel=self.kernel is not None,
             max_iter=self.max_iter,
             tol=self.tol,
             callback=report if self.verbose >= 2 else None,
             stacklevel=3,
         )
-        self.coef_, self.intercept_, self.objective_, self.n_iter_ = fitted
-        self.game_ = self._declare_game(int(np.prod(Y.shape[1:])))
+        self.coef_, self.intercept_, self.objective_, self.n_iter_ = fitted[:4]
+        record_convergence(
+            self, fitted.gap, self.tol, self.objective_, reason=f"L-BFGS: {fitted.n_iter} steps"
+        )
 
     def _declare_game(self, dim):
         r"""The :class:`advgame.PredictionGame` of this model on points of ``dim`` coordinates:
-        the entropy of the geometry over the projection set, multiclass features, soft moments of ``alpha / 2`` (Euclidean: the game's
-        potentials are twice the scores) or ``alpha`` (KL), exact moments for ``alpha = 0``;
-        None for a kernel model (its declared game is not built yet)."""
-        if self.kernel is not None:
-            return None
+        the entropy of the geometry (Euclidean: ``ag.losses.brier``; KL: ``ag.losses.log``)
+        over the projection set, the model's features (:class:`~advgame.features.Multiclass`
+        with an unpenalised intercept, or :class:`~advgame.features.KernelFeatures`), soft
+        moments of ``strength / 2`` (Euclidean: the game's potentials are twice the scores) or
+        ``strength`` (KL), exact moments for ``strength = 0``."""
         euclidean = self.geometry == "euclidean"
-        lam = self.alpha / 2 if euclidean else self.alpha
+        lam = self.strength_ / 2 if euclidean else self.strength_
+        if self.kernel is None:
+            features = Multiclass(fit_intercept=self.fit_intercept, penalize_intercept=False)
+        else:
+            features = KernelFeatures(
+                self.kernel, self.gamma, self.degree, self.coef0, fit_intercept=self.fit_intercept
+            )
         return PredictionGame(
             Entropy("brier" if euclidean else "log", dim),  # dim = 1: two ordinal classes
-            features=Multiclass(fit_intercept=self.fit_intercept),
+            features=features,
             uncertainty=SoftMoments(lam) if lam > 0 else Exact(),
             polytope=self.projection_set_,
         )
@@ -300,8 +321,8 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
     knapsack_bounds : 'auto' or (int, int), default='auto'
         ``(low, high)`` label counts of the knapsack; ``'auto'``: ``(0, ceil(mean + std))`` of the
         training label counts (Blondel 2019, §6), see :func:`knapsack_bounds`.
-    alpha : float, default=1e-2
-        :math:`\alpha \ge 0`, the squared-norm penalty (:math:`\lambda` in Blondel 2019).
+    strength : float, default=1e-2
+        :math:`\lambda \ge 0`, the squared-norm penalty (Blondel 2019, §6).
     fit_intercept : bool, default=True
         Add an unpenalised bias :math:`b`.
     kernel : {None, 'linear', 'poly', 'rbf', ...} or callable, default=None
@@ -314,6 +335,8 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
     verbose : int, default=0
         Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, iterations,
         objective), 2 also the objective every :data:`REPORT_EVERY` (25) L-BFGS iterations.
+    alpha : float, deprecated
+        The old name of ``strength``; still accepted with a ``FutureWarning``.
 
     Attributes
     ----------
@@ -324,23 +347,37 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         The target loss's decomposition, decoded onto the decoding set.
     projection_set_ : Polytope
     coef_, intercept_ : the score model; ``objective_`` and ``n_iter_`` from training.
-    game_ : PredictionGame or None
-        The declared game of the model (see the Notes); None for a kernel model.
+    gap_ : float
+        A certified bound on ``objective_ - optimum`` from a dual point
+        (:func:`advgame.solvers.projection.fenchel_young_gap`); ``inf`` where none exists.
+    converged_ : {'certified', 'uncertified'}
+        ``'certified'`` exactly when ``gap_ <= tol * max(1, |objective_|)``; ``stop_reason_``
+        says how L-BFGS stopped.
+    strength_ : float
+        The penalty used (``strength``, or the deprecated ``alpha`` when given).
+    game_ : PredictionGame
+        The declared game of the model (see the Notes).
+    feature_map_ : Multiclass or KernelFeatures
+        The game's feature map fitted on the training inputs.
 
     Notes
     -----
-    ``game_`` is the declared :class:`advgame.PredictionGame` of the fitted model: the
-    Fenchel-Young loss of Blondel (2019) over a polytope :math:`\mathcal C` is a game, since
+    ``game_`` is the declared :class:`advgame.PredictionGame` of the model, built from its
+    parameters before training, and ``fit`` solves that game's learning problem
+    (:func:`advgame.solvers.projection.fit_fenchel_young_game`): the Fenchel-Young loss of
+    Blondel (2019) over a polytope :math:`\mathcal C` is a game, since
     :math:`\Psi^*_{\mathcal C}(\theta) = \max_{\mu \in \mathcal C} \langle\theta, \mu\rangle
     - \Psi(\mu)` is the value of an adversary maximising the generalised entropy :math:`-\Psi`
     plus the potentials over :math:`\mathcal C` (Euclidean geometry: ``ag.losses.brier``, KL:
     ``ag.losses.log``; :mod:`advgame.compile.fenchel_young` states the exact correspondence).
-    For the Euclidean geometry, a linear model (``kernel=None``) and ``fit_intercept=False``,
-    ``game_.compile(X, Y)`` is this model's training problem as one QP: its optimum is
-    ``sum_i w_i (1 - ||phi(y_i)||^2) + 2 objective_`` at ``theta = 2 [coef_; intercept_]``.
-    With an intercept the declared game penalises it (the estimator does not), and the model
-    is fitted by L-BFGS in every case
-    (:func:`advgame.solvers.projection.fit_fenchel_young`).
+    Where the polytope has a linear description, ``game_.compile(X, Y)`` is this model's
+    training problem as one exact program (a QP for the Euclidean geometry, an
+    exponential-cone program for KL), the bias unpenalised as in the estimator: its optimum is
+    ``sum_i w_i (1 - ||phi(y_i)||^2) + 2 objective_`` (Euclidean, at ``theta = 2 [coef_;
+    intercept_]``) or ``objective_ - sum_i w_i Psi(phi(y_i))`` (KL, at ``theta = [coef_;
+    intercept_]``).  A knapsack whose count bounds exclude some training label sets is the
+    exception: the estimator scores those targets with the unconstrained regulariser, which no
+    game over the knapsack declares, so ``compile`` refuses them.
     """
 
     def __init__(
@@ -350,7 +387,7 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         geometry: str = "euclidean",
         decoding: str = "auto",
         knapsack_bounds: str | tuple[int, int] = "auto",
-        alpha: float = 1e-2,
+        strength: float = 1e-2,
         fit_intercept: bool = True,
         kernel: str | Callable[..., float] | None = None,
         gamma: float | None = None,
@@ -359,12 +396,13 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         max_iter: int = 1000,
         tol: float = 1e-6,
         verbose: int = 0,
+        alpha: float | str = "deprecated",
     ) -> None:
         self.loss = loss
         self.knapsack_bounds = knapsack_bounds
         super().__init__(
-            polytope, geometry, decoding, alpha, fit_intercept, kernel, gamma, degree, coef0,
-            max_iter, tol, verbose,
+            polytope, geometry, decoding, strength, fit_intercept, kernel, gamma, degree, coef0,
+            max_iter, tol, verbose, alpha,
         )  # fmt: skip
 
     def _targets(self, X, y, sample_weight):
@@ -484,18 +522,20 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
         not be permutations (the supersets of Tables 1-2: use :meth:`predict_matrix` and
         :meth:`score`; :meth:`predict` refuses).  With the permutahedron the decoding is sorting
         the scores (its MAP), the only choice.
-    alpha, fit_intercept, kernel, gamma, degree, coef0, max_iter, tol, verbose
+    strength, fit_intercept, kernel, gamma, degree, coef0, max_iter, tol, verbose, alpha
         As in :class:`ProjectionClassifier`.
 
     Attributes
     ----------
     n_labels_ : int
-    projection_set_, decomposition_, point_shape_, coef_, intercept_, objective_, n_iter_, game_
+    projection_set_, decomposition_, point_shape_, coef_, intercept_, objective_, n_iter_,
+    gap_, converged_, stop_reason_, strength_, game_, feature_map_
 
     Notes
     -----
-    ``game_`` is the declared :class:`advgame.PredictionGame` of the fitted model, as for
-    :class:`ProjectionClassifier` (its Notes say when ``game_.compile`` is the exact program).
+    ``game_`` is the declared :class:`advgame.PredictionGame` of the model and ``fit`` solves
+    its learning problem, as for :class:`ProjectionClassifier` (its Notes say how
+    ``game_.compile`` relates to ``objective_``).
     """
 
     def __init__(
@@ -503,7 +543,7 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
         polytope: str | Polytope = "birkhoff",
         geometry: str = "euclidean",
         decoding: str = "auto",
-        alpha: float = 1e-2,
+        strength: float = 1e-2,
         fit_intercept: bool = True,
         kernel: str | Callable[..., float] | None = None,
         gamma: float | None = None,
@@ -512,10 +552,11 @@ class LabelRanker(RankingMixin, _FenchelYoungModel):
         max_iter: int = 1000,
         tol: float = 1e-6,
         verbose: int = 0,
+        alpha: float | str = "deprecated",
     ) -> None:
         super().__init__(
-            polytope, geometry, decoding, alpha, fit_intercept, kernel, gamma, degree, coef0,
-            max_iter, tol, verbose,
+            polytope, geometry, decoding, strength, fit_intercept, kernel, gamma, degree, coef0,
+            max_iter, tol, verbose, alpha,
         )  # fmt: skip
 
     def _vector_encoding(self):

@@ -13,9 +13,10 @@ module               paper                                                      
 ``blondel2019``      Blondel (2019), Tables 1, 2, 4, 6 and 7                     ``seed004``
 ===================  ==========================================================  ===========
 
-Each has ``run(quick=False, out=None, print_fn=print)``, as the timing benchmarks of
-:mod:`advgame.benchmarks` (whose report writer and protocol helpers they share): it prints the
-tables with the published numbers beside ours, writes ``out`` when given (``.json``: the
-metadata and the records; ``.md``: the report) and returns the records; ``quick`` runs small
-settings (for tests; the numbers are not comparable).
+Each has ``run(quick=False, out=None, print_fn=print, progress=True)``, as the timing
+benchmarks of :mod:`advgame.benchmarks` (whose report writer and protocol helpers they share): it
+prints the tables with the published numbers beside ours, writes ``out`` when given (``.json``:
+the metadata and the records; ``.md``: the report) and returns the records; ``quick`` runs small
+settings (for tests; the numbers are not comparable).  Progress goes to stderr: lines and, in a
+terminal, a ``tqdm`` bar over the splits, data sets or fits; ``progress=False`` is quiet.
 """

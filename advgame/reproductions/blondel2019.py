@@ -160,8 +160,10 @@ def _select_and_refit(make, X, y, loss, grid, rng):
 # ----------------------------------------------------------------------------- label ranking
 def _ranking_model(polytope, geometry, decoding):
     if polytope is None:
-        return lambda a: AdversarialMatching(alpha=a)
-    return lambda a: LabelRanker(polytope=polytope, geometry=geometry, decoding=decoding, alpha=a)
+        return lambda a: AdversarialMatching(strength=a)
+    return lambda a: LabelRanker(
+        polytope=polytope, geometry=geometry, decoding=decoding, strength=a
+    )
 
 
 def _ranking_loss(estimator, X, R):
@@ -174,7 +176,8 @@ def label_ranking(settings, rng, progress):
     for name in settings.ranking:
         data = load(f"label_ranking/{name}")
         table = {column[:2]: [] for column in RANKING_COLUMNS}
-        for s, (train, test) in enumerate(_splits(len(data.y), settings.splits, rng), 1):
+        splits = _splits(len(data.y), settings.splits, rng)
+        for s, (train, test) in enumerate(progress.bar(splits, "split"), 1):
             progress(f"label ranking {name}: split {s}/{settings.splits}")
             X_train, X_test = _standardised(data.X, train, test)
             for geometry_table, column, polytope, geometry, decoding in RANKING_COLUMNS:
@@ -213,13 +216,14 @@ def multilabel(settings, rng, progress):
         keep = rng.permutation(len(Y))[: settings.multilabel_rows]
         X, Y = X[keep], Y[keep]
     metrics = {m: {c[0]: [] for c in MULTILABEL_COLUMNS} for m in ("accuracy", "micro F1", "F1")}
-    for s, (train, test) in enumerate(_splits(len(Y), settings.splits, rng), 1):
+    splits = _splits(len(Y), settings.splits, rng)
+    for s, (train, test) in enumerate(progress.bar(splits, "split"), 1):
         progress(f"multilabel yeast: split {s}/{settings.splits}")
         X_train, X_test = _standardised(X, train, test)
         for column, polytope, decoding in MULTILABEL_COLUMNS:
 
             def make(a, polytope=polytope, decoding=decoding):
-                return ProjectionClassifier(polytope=polytope, decoding=decoding, alpha=a)
+                return ProjectionClassifier(polytope=polytope, decoding=decoding, strength=a)
 
             model = _select_and_refit(make, X_train, Y[train], _hamming_percent, settings.grid, rng)
             predicted = model.predict(X_test)
@@ -275,7 +279,8 @@ def ordinal(settings, rng, progress):
     for spec in settings.ordinal:
         X, target, bins = _ordinal_data(spec)
         columns = {"median": [], "ridge": [], **{c: [] for c, _ in ORDINAL_COLUMNS}}
-        for s, (train, test) in enumerate(_splits(len(target), settings.splits, rng), 1):
+        splits = _splits(len(target), settings.splits, rng)
+        for s, (train, test) in enumerate(progress.bar(splits, "split"), 1):
             progress(f"ordinal {spec}: split {s}/{settings.splits}")
             if bins is None:
                 y = np.searchsorted(np.unique(target), target)
@@ -293,7 +298,7 @@ def ordinal(settings, rng, progress):
             for column, polytope in ORDINAL_COLUMNS:
 
                 def make(a, polytope=polytope):
-                    return ProjectionClassifier(loss="absolute", polytope=polytope, alpha=a)
+                    return ProjectionClassifier(loss="absolute", polytope=polytope, strength=a)
 
                 model = _select_and_refit(make, X_train, y_train, _mae, settings.grid, rng)
                 columns[column].append(_mae(model, X_test, y_test))
@@ -354,7 +359,7 @@ def format_report(records, meta, settings):
     return "\n".join(lines)
 
 
-def run(quick=False, out=None, print_fn=print):
+def run(quick=False, out=None, print_fn=print, progress=True):
     """Run the three experiments, print the tables, optionally write ``out`` (.json or .md)."""
     settings = QUICK if quick else FULL
     rng = np.random.default_rng(SEED)
@@ -366,7 +371,7 @@ def run(quick=False, out=None, print_fn=print):
         }
     )
 
-    progress = Progress("projection-losses")
+    progress = Progress("projection-losses", progress)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # L-BFGS at the grid's weakest regularisation

@@ -195,7 +195,7 @@ def _problem(name, settings):
     return "breast cancer", _breast_cancer, True
 
 
-def run(quick=False, out=None, print_fn=print):
+def run(quick=False, out=None, print_fn=print, progress=True):
     """Run the three problems, print the table, optionally write ``out`` (.json or .md).
 
     ``quick`` uses :data:`QUICK` (seconds) instead of :data:`FULL`.
@@ -203,8 +203,8 @@ def run(quick=False, out=None, print_fn=print):
     settings = QUICK if quick else FULL
     meta = run_meta()
     records = []
-    progress = Progress("minimax")
-    for name in settings.problems:
+    progress = Progress("minimax", progress)
+    for name in progress.bar(settings.problems, "problem"):
         label, make, standardise = _problem(name, settings)
         X, y = make()
         records.append(

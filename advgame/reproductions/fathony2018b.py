@@ -129,7 +129,7 @@ def _choose_strength(model, loss, weights, X, y, rng, grid):
     return grid[int(np.argmin(scores))] / len(X)
 
 
-def run(quick=False, out=None, print_fn=print):
+def run(quick=False, out=None, print_fn=print, progress=True):
     """Run the protocol, print the table, optionally write ``out`` (.json or .md).
 
     ``quick`` uses :data:`QUICK` (seconds) instead of :data:`FULL`.
@@ -143,10 +143,10 @@ def run(quick=False, out=None, print_fn=print):
     partitions = [rng.permutation(n_sequences) for _ in range(splits)]
     meta = run_meta()
     records = []
-    progress = Progress("graphical")
+    progress = Progress("graphical", progress)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # L-BFGS chatter at the grid's weak regularisation
-        for name, loss, weights in metrics:
+        for name, loss, weights in progress.bar(metrics, "metric"):
             first = partitions[0][:n_train]
             X0, y0 = _subset(X, first), _subset(y, first)
             table = {}

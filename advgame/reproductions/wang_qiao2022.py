@@ -86,7 +86,7 @@ from sklearn.neighbors import KernelDensity
 from sklearn.svm import SVC, OneClassSVM
 from threadpoolctl import threadpool_limits
 
-from ..benchmarks.protocol import Progress
+from ..benchmarks.protocol import Progress, over
 from ..benchmarks.report import publish, report_header, run_meta
 from ..datasets import OUTLIER, load, make_prediction_set_example1, make_prediction_set_example2
 from ..metrics import prediction_set_metrics
@@ -440,12 +440,13 @@ def _digits():
 
 # --------------------------------------------------------------------------------- tables
 def run_tables(settings, progress, methods=None):
-    """Per (experiment, method): metrics of every replication, summarised.  Returns records."""
+    """Per (experiment, method): metrics of every replication, summarised (``progress``: a
+    :class:`advgame.benchmarks.protocol.Progress`, or a line callback).  Returns records."""
     methods = METHODS if methods is None else methods
     digits = _digits() if any(e == "digits" for e, _, _ in EXPERIMENTS) else None
     raw = {(e, m): [] for e, _, _ in EXPERIMENTS for m in methods}
     seconds = dict.fromkeys(raw, 0.0)
-    for r in range(settings.replications):
+    for r in over(progress, range(settings.replications), "replication"):
         rng = np.random.default_rng(SEED + r)
         for e, gamma, _ in EXPERIMENTS:
             progress(f"replication {r + 1}/{settings.replications}: {e}")
@@ -641,7 +642,7 @@ def format_report(records, meta, settings):
     return "\n".join(lines)
 
 
-def run(quick=False, out=None, print_fn=print):
+def run(quick=False, out=None, print_fn=print, progress=True):
     """Run the three tables and the timings, print the report, optionally write ``out``.
 
     Parameters
@@ -652,6 +653,8 @@ def run(quick=False, out=None, print_fn=print):
         ``.json`` (metadata and records) or ``.md`` (the report).
     print_fn : callable
         Receives the report text; progress goes to stderr.
+    progress : bool
+        Progress lines and, in a terminal, a bar over the replications; False is quiet.
 
     Returns
     -------
@@ -667,7 +670,7 @@ def run(quick=False, out=None, print_fn=print):
         blas_threads=BLAS_THREADS,
     )
 
-    progress = Progress("prediction-sets")
+    progress = Progress("prediction-sets", progress)
 
     start = time.perf_counter()
     # One BLAS thread: the parallelism is joblib's (one process per class, whose BLAS loky limits

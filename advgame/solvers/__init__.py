@@ -13,7 +13,9 @@ r"""Every optimisation loop of the adversarial models, one module per algorithm 
 * :mod:`~advgame.solvers.fista`: accelerated proximal gradient for Farnia and Tse's models;
 * :mod:`~advgame.solvers.structured`: the graphical models' objective, bounds and master;
 * :mod:`~advgame.solvers.auto`: the classifier's ``solver='auto'`` and ``certify`` policy;
-* the baseline SVMs' solvers, the interior-point scaffold and the prediction-set programs.
+* the baseline SVMs' solvers, the interior-point scaffold and the prediction-set programs;
+* :mod:`~advgame.solvers._progress`: the one progress reporter every loop above reports to
+  (``verbose``: a line per phase, rate-limited iteration lines, a ``tqdm`` bar in a terminal).
 
 This module re-exports the names ``advgame.solvers`` has always had.
 """

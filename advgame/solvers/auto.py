@@ -22,8 +22,9 @@ import numpy as np
 from ..exceptions import ConvergenceWarning
 from ..features import KernelFeatures
 from ..uncertainty import SoftMoments
+from ._progress import Progress
 from .cutting_plane import refine_cutting_plane
-from .dual_ascent import fit_linear_dual, linear_dual_obstacle
+from .dual_ascent import _dual_obstacle, fit_linear_dual, linear_dual_obstacle
 from .first_order import TrainingResult, fit_adagrad, fit_lbfgs, fit_pegasos
 from .kernel import fit_kernel, kernel_obstacle
 from .smoothing import fit_smoothed, smoothing_obstacle
@@ -38,6 +39,8 @@ AUTO_CERTIFY_SIZE = 200_000
 #: (one BLAS thread, ``tol=1e-4``) 1.4-11x faster than the compiled program at 300-2,000 game
 #: rows with linear features (zero-one, ordinal, abstain) and 25-240x with an RBF kernel.
 AUTO_COMPILE_ROWS = 2_000
+#: Rounds of the cutting planes that certify a first-order result, at most.
+CUTTING_ROUNDS = 30
 
 
 def certified_obstacle(game: Any, uncertainty: Any, fmap: Any) -> str | None:
@@ -60,29 +63,73 @@ def auto_solver(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> str:
 
 
 def certified_fit(
-    objective: Any, theta0: np.ndarray, tol: float, max_iter: int, warn: bool
+    objective: Any,
+    theta0: np.ndarray,
+    tol: float,
+    max_iter: int,
+    warn: bool,
+    progress: Any = None,
+    reason: str = "",
+    then: str | None = None,
 ) -> TrainingResult:
     """The certified smoothing solver from ``theta0``: with the exact Gram matrix ``K(X, X)``
     (the bound operator's, computed once) for kernel features; linear dual ascent first from
     ``theta0 = 0`` where it applies (it gives up, uncertified and silently, where the smoothing
-    steps are faster, which then go on from its point; ``n_iter`` counts both)."""
-    o = objective
+    steps are faster, which then go on from its point; ``n_iter`` counts both).
+
+    ``progress`` (a :class:`advgame.solvers._progress.Progress`, or a line callback) gets a
+    phase per solver run, the first saying why it runs (``reason``), the last ``handing over
+    to`` ``then`` when it stops above ``tol`` (the caller's next solver, if any)."""
+    o, progress = objective, Progress.of(progress)
     if isinstance(o.fmap, KernelFeatures):
         gram = o.operator.X1  # the bound kernel operator's K(X, X_fit), X_fit = X
-        return fit_kernel(
-            o.game, gram, o.y, o.weights, o.uncertainty, theta0, tol, max_iter, warn=warn
+        dual = _dual_obstacle(o.game, o.uncertainty, theta0) is None
+        name, unit = ("kernel dual ascent", "epoch") if dual else ("kernel Newton", "step")
+        phase = progress.phase(name, reason, unit, max_iter)
+        result = fit_kernel(
+            o.game,
+            gram,
+            o.y,
+            o.weights,
+            o.uncertainty,
+            theta0,
+            tol,
+            max_iter,
+            warn=warn,
+            progress=phase,
         )
+        return _ended(phase, result, then)
     if linear_dual_obstacle(o) is None and not np.any(theta0):
         X1 = o.operator.X1
+        phase = progress.phase("linear dual ascent", reason, "epoch", max_iter)
         ascent = fit_linear_dual(
-            o.game, X1, o.y, o.weights, o.uncertainty, tol, max_iter, warn=False, switch=True
+            o.game,
+            X1,
+            o.y,
+            o.weights,
+            o.uncertainty,
+            tol,
+            max_iter,
+            warn=False,
+            switch=True,
+            progress=phase,
         )
         if ascent.message == "certified":
-            return ascent
-        result = fit_smoothed(o, ascent.theta, tol, max_iter, warn=warn)
+            return _ended(phase, ascent, then)
+        phase.finish(ascent, handover="smoothing")
+        phase = progress.phase("smoothing", "from the dual ascent's point", "step", max_iter)
+        result = fit_smoothed(o, ascent.theta, tol, max_iter, warn=warn, progress=phase)
         result.n_iter += ascent.n_iter
-        return result
-    return fit_smoothed(o, theta0, tol, max_iter, warn=warn)
+        return _ended(phase, result, then)
+    phase = progress.phase("smoothing", reason, "step", max_iter)
+    result = fit_smoothed(o, theta0, tol, max_iter, warn=warn, progress=phase)
+    return _ended(phase, result, then)
+
+
+def _ended(phase, result, then):
+    """End ``phase`` with ``result``, handing over to ``then`` unless it certified."""
+    phase.finish(result, handover=None if result.message == "certified" else then)
+    return result
 
 
 def fit_first_order(
@@ -103,7 +150,9 @@ def fit_first_order(
     certified by cutting planes when ``certify`` is True, or ``'auto'`` up to that size;
     ``'auto'`` beyond finishes with :func:`certified_fit` from their result where it applies
     (a ``ConvergenceWarning`` and an ``'uncertified ...'`` message where it does not);
-    ``False`` leaves them uncertified.  ``report`` is called with the smoothing's outcome.
+    ``False`` leaves them uncertified.  ``report`` (a line callback, or a
+    :class:`advgame.solvers._progress.Progress` carrying the estimator's ``verbose``) hears a
+    line per solver run (phase) and, at ``verbose >= 2``, per iteration block.
 
     Returns
     -------
@@ -116,24 +165,47 @@ def fit_first_order(
         For ``'pegasos'`` without kernel features and soft moments.
     """
     fmap, uncertainty = objective.fmap, objective.uncertainty
+    progress = Progress.of(report)
     theta0 = np.zeros(fmap.n_params)
-    small = objective.y.size * fmap.n_params <= AUTO_CERTIFY_SIZE
+    size = objective.y.size * fmap.n_params
+    small = size <= AUTO_CERTIFY_SIZE
+    cutting = "cutting planes"
+    why_cutting = f"n * p = {size:,} <= {AUTO_CERTIFY_SIZE:,}: certified exactly"
     if solver == "smoothing":
         # warns (with the certified gap) when it cannot certify within tol
-        result = certified_fit(objective, theta0, tol, max_iter, warn=not small)
+        result = certified_fit(
+            objective,
+            theta0,
+            tol,
+            max_iter,
+            not small,
+            progress,
+            f"solver={solver!r}",
+            cutting if small else None,
+        )
         n_iter = result.n_iter
-        if report is not None:
-            report(f"smoothing: {result.message} after {n_iter} steps, gap {result.gap:.2g}")
         if result.message != "certified" and small:
             # finish exactly by cutting planes (warns when that cannot certify either)
-            result = refine_cutting_plane(objective, result.theta, tol=tol)
+            result = _cutting_planes(objective, result.theta, tol, progress, why_cutting)
             n_iter += result.n_iter
         return result, n_iter
+    exact = certify is True or (certify == "auto" and small)
+    obstacle = None
+    if certify == "auto" and not small:
+        obstacle = certified_obstacle(objective.game, uncertainty, fmap)
+    if exact:
+        then = cutting
+    else:
+        then = "the certified solver" if certify == "auto" and obstacle is None else None
     if solver == "lbfgs":
+        phase = progress.phase("L-BFGS", f"solver={solver!r}", "iteration", max_iter)
         escape = {"batch_size": batch_size, "random_state": random_state}
-        result = fit_lbfgs(objective, theta0, max_iter, tol, escape=escape)
+        result = fit_lbfgs(objective, theta0, max_iter, tol, escape=escape, progress=phase)
     elif solver == "subgradient":
-        result = fit_adagrad(objective, theta0, max_iter, batch_size, random_state=random_state)
+        phase = progress.phase("averaged AdaGrad", f"solver={solver!r}", "epoch", max_iter)
+        result = fit_adagrad(
+            objective, theta0, max_iter, batch_size, random_state=random_state, progress=phase
+        )
     else:
         if not isinstance(fmap, KernelFeatures) or not isinstance(uncertainty, SoftMoments):
             raise ValueError(
@@ -142,22 +214,38 @@ def fit_first_order(
             )
         gram = objective.operator.X1  # the bound kernel operator's K(X, X_fit)
         o = objective
+        phase = progress.phase("PEGASOS", f"solver={solver!r}", "epoch", max_iter)
         result = fit_pegasos(
-            o.game, gram, o.y, o.weights, uncertainty.lam, max_iter, batch_size, random_state
+            o.game,
+            gram,
+            o.y,
+            o.weights,
+            uncertainty.lam,
+            max_iter,
+            batch_size,
+            random_state,
+            progress=phase,
         )
         result.objective = float(objective(result.theta)[0])
+    phase.finish(result, handover=then)
     n_iter = result.n_iter
-    obstacle = None
-    if certify is True or (certify == "auto" and small):
+    if exact:
         # warns (with the certified gap) when it cannot certify within tol
-        result = refine_cutting_plane(objective, result.theta, tol=tol)
+        why = "certify=True" if certify is True else why_cutting
+        result = _cutting_planes(objective, result.theta, tol, progress, why)
+        n_iter += result.n_iter
+    elif certify == "auto" and obstacle is None:
+        result = certified_fit(
+            objective,
+            result.theta,
+            tol,
+            max_iter,
+            True,
+            progress,
+            f"certify='auto', n * p = {size:,} > {AUTO_CERTIFY_SIZE:,}: from {solver}'s point",
+        )
         n_iter += result.n_iter
     elif certify == "auto":
-        obstacle = certified_obstacle(objective.game, uncertainty, fmap)
-    if certify == "auto" and not small and obstacle is None:
-        result = certified_fit(objective, result.theta, tol, max_iter, warn=True)
-        n_iter += result.n_iter
-    elif certify == "auto" and not small:
         result.message = (
             f"uncertified {solver}: {result.message} (too large for cutting planes and "
             f"no smoothing certificate: {obstacle})"
@@ -166,3 +254,13 @@ def fit_first_order(
     elif not certify:
         result.message = f"uncertified {solver}: {result.message}"
     return result, n_iter
+
+
+def _cutting_planes(objective, theta, tol, progress, reason):
+    """:func:`refine_cutting_plane` from ``theta`` as a phase of ``progress``."""
+    phase = progress.phase("cutting planes", reason, "round", CUTTING_ROUNDS)
+    result = refine_cutting_plane(
+        objective, theta, tol=tol, max_rounds=CUTTING_ROUNDS, progress=phase
+    )
+    phase.finish(result)
+    return result

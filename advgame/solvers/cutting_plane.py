@@ -22,6 +22,7 @@ import numpy as np
 
 from ..compile import compile_cuts
 from ..exceptions import ConvergenceWarning
+from ._progress import quiet
 from .first_order import TrainingResult
 
 __all__ = ["cutting_planes", "refine_cutting_plane"]
@@ -43,7 +44,7 @@ def cutting_planes(
     tol: float,
     max_rounds: int,
     stacklevel: int = 2,
-    report: Any = None,
+    progress: Any = None,
 ) -> TrainingResult:
     r"""Kelley's cutting planes over ``master``, from ``theta`` (of objective ``objective``).
 
@@ -57,7 +58,7 @@ def cutting_planes(
     is as tight as its solver's tolerance) or after ``max_rounds`` (``'max_rounds=... reached:
     ...'``, ``limit_reached=True``); the last two warn (``ConvergenceWarning``, attributed
     ``stacklevel`` frames up from this function's caller) with the certified gap reached.
-    ``report``, if given, is called with a line per round.
+    ``progress`` (a :class:`advgame.solvers._progress.Phase`, optional) is told every round.
 
     Returns
     -------
@@ -66,6 +67,7 @@ def cutting_planes(
         and the certified ``gap``.
     """
     _check_rounds(max_rounds)
+    phase = quiet(progress)
     best_value, best_theta, lower, gap = objective, theta, -np.inf, np.inf
     for round_ in range(1, max_rounds + 1):
         theta, u, bound = master.solve()
@@ -75,11 +77,7 @@ def cutting_planes(
             best_value, best_theta = current, theta
         gap = max(best_value - lower, 0.0)
         violated = np.flatnonzero(values > u + 1e-12 * np.maximum(1.0, np.abs(values)))
-        if report is not None:
-            report(
-                f"cutting planes, round {round_}: J {current:.10g}, bound {lower:.10g}, gap "
-                f"{gap:.2e}, {master.n_cuts} cuts, {violated.size} violated"
-            )
+        phase.step(round_, gap, J=current, cuts=master.n_cuts, violated=violated.size)
         if gap <= tol * max(1.0, abs(best_value)):
             return TrainingResult(best_theta, best_value, round_, "certified", gap)
         if violated.size == 0:
@@ -148,6 +146,7 @@ def refine_cutting_plane(
     tol: float = 1e-6,
     max_rounds: int = 30,
     backend: str | None = None,
+    progress: Any = None,
 ) -> TrainingResult:
     r"""Certify (and finish) a solution by constraint generation on the adversaries.
 
@@ -169,7 +168,11 @@ def refine_cutting_plane(
         cuts.
     backend : {'highs', 'cvxpy'} or None
         Master solver; None picks HiGHS for LP masters and cvxpy otherwise.
+    progress : Phase, optional
+        Told every round (:class:`advgame.solvers._progress.Phase`).
     """
     _check_rounds(max_rounds)
     master = _LearningMaster(objective, theta, backend)
-    return cutting_planes(master, theta, objective(theta)[0], tol, max_rounds, stacklevel=2)
+    return cutting_planes(
+        master, theta, objective(theta)[0], tol, max_rounds, stacklevel=2, progress=progress
+    )

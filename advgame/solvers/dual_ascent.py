@@ -21,6 +21,7 @@ from .._validation import as_float_array, as_labels, check_finite
 from ..exceptions import NotApplicableError
 from ..features import Multiclass
 from ..uncertainty import SoftMoments
+from ._progress import quiet
 from .certificates import _residual, _residual_bound
 from .first_order import TrainingResult, _warn_uncertified
 
@@ -219,6 +220,7 @@ def fit_linear_dual(
     max_iter: int = 1000,
     warn: bool = True,
     switch: bool = False,
+    progress: Any = None,
 ) -> TrainingResult:
     r"""Certified linear training of the zero-one or abstain game by dual coordinate ascent.
 
@@ -287,6 +289,8 @@ def fit_linear_dual(
         Warn (``ConvergenceWarning``) when the certified gap stays above ``tol``.
     switch : bool
         Give up early where :func:`fit_smoothed` is the faster method (see above).
+    progress : Phase, optional
+        Told every epoch (:class:`advgame.solvers._progress.Phase`).
 
     Returns
     -------
@@ -313,7 +317,8 @@ def fit_linear_dual(
     every, row_gaps = np.arange(n), np.zeros(n)
     WT, active = np.zeros((k, p)), rows.copy()
     ascent.best = np.zeros(p * k)
-    message, epoch, dense = "", 0, ""
+    message, epoch, dense, running = "", 0, "", np.inf
+    phase = quiet(progress)
     while not message:
         epoch += 1
         order = ascent.rng.permutation(active)
@@ -338,6 +343,7 @@ def fit_linear_dual(
             if switch and epoch == DENSE_EPOCHS and left > DENSE_ACTIVE * rows.size:
                 dense = f"{left} of {rows.size} rows still active after {epoch} epochs"
         last = epoch >= max_iter
+        phase.step(epoch, ascent.gap, running_gap=running)
         if not dense and running > tol * ascent.scale and not last:
             continue
         G, support = _residual(Q, y, weights)

@@ -19,6 +19,7 @@ memory (:class:`_Memory`) of the smoothing solver's steps.
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ from scipy.linalg.lapack import dtrtrs
 from scipy.optimize import minimize
 
 from ..exceptions import ConvergenceWarning
+from ._progress import quiet
 
 __all__ = ["SurrogateObjective", "TrainingResult", "fit_adagrad", "fit_lbfgs", "fit_pegasos"]
 
@@ -130,6 +132,7 @@ def fit_lbfgs(
     tol: float = 1e-6,
     memory: int = 20,
     escape: dict | None = None,
+    progress: Any = None,
 ) -> TrainingResult:
     """Minimise ``objective`` (returning value and subgradient) with scipy's L-BFGS-B.
 
@@ -147,6 +150,8 @@ def fit_lbfgs(
         moved.  ``theta0 = 0`` ties every potential: a kink where the subgradient the game
         returns need not be a descent direction (e.g. the abstain loss, where every vertex with
         ``v = alpha`` is active), so the line search fails at once ("ABNORMAL").
+    progress : Phase, optional
+        Told every iteration (:class:`advgame.solvers._progress.Phase`).
 
     Warns
     -----
@@ -155,10 +160,10 @@ def fit_lbfgs(
         message gives the objective and the largest subgradient entry reached, and the result
         has ``limit_reached=True``.
     """
-    result = _lbfgs(objective, theta0, max_iter, tol, memory)
+    result = _lbfgs(objective, theta0, max_iter, tol, memory, progress)
     if escape is not None and result.n_iter == 0:
         warm = fit_adagrad(objective, theta0, KINK_EPOCHS, **escape)
-        retry = _lbfgs(objective, warm.theta, max_iter, tol, memory)
+        retry = _lbfgs(objective, warm.theta, max_iter, tol, memory, progress)
         retry.n_iter += warm.n_iter
         if retry.n_iter == warm.n_iter and warm.objective >= result.objective:
             warnings.warn(
@@ -177,13 +182,21 @@ def fit_lbfgs(
     return result
 
 
-def _lbfgs(objective, theta0, max_iter, tol, memory):
+def _lbfgs(objective, theta0, max_iter, tol, memory, progress=None):
+    callback = None
+    if progress is not None:
+        count = itertools.count(1)
+
+        def callback(intermediate_result):
+            progress.step(next(count), J=float(intermediate_result.fun))
+
     result = minimize(
         objective,
         theta0,
         jac=True,
         method="L-BFGS-B",
         options={"maxiter": max_iter, "maxcor": memory, "ftol": tol, "gtol": tol},
+        callback=callback,
     )
     message = str(result.message)
     limit_reached = result.status == 1  # scipy: iteration or evaluation limit
@@ -214,6 +227,7 @@ def fit_adagrad(
     step: float = 1.0,
     random_state: Any = None,
     tol: float | None = None,
+    progress: Any = None,
 ) -> TrainingResult:
     r"""Averaged mini-batch AdaGrad on the surrogate (Fathony et al. 2018a, §6.1).
 
@@ -226,9 +240,11 @@ def fit_adagrad(
     With ``tol``, the objective of the averaged iterate one epoch before the end (``theta0``
     for one epoch) is evaluated too, and if the last epoch still changed it by more than
     ``tol * max(1, |J|)`` a ``ConvergenceWarning`` reports that change and the result has
-    ``limit_reached=True``.
+    ``limit_reached=True``.  ``progress`` (a :class:`advgame.solvers._progress.Phase`,
+    optional) is told every epoch.
     """
     rng = np.random.default_rng(random_state)
+    phase = quiet(progress)
     n = objective.y.size
     theta = theta0.copy()
     average = np.zeros_like(theta)
@@ -244,18 +260,18 @@ def fit_adagrad(
         average += (theta - average) / t
         if t == n_steps - per_epoch:
             previous = average.copy()
+        if t % per_epoch == 0:
+            phase.step(t // per_epoch)
     value = float(objective(average)[0])
     message = f"averaged AdaGrad: fixed budget of {n_epochs} epochs, no convergence test"
     limit_reached = False
     if tol is not None:
         change = value - float(objective(previous)[0])
         limit_reached = abs(change) > tol * max(1.0, abs(value))
-        progress = f"the last epoch changed the objective by {change:+.2e}"
-        message = f"averaged AdaGrad: {progress}"
+        moved = f"the last epoch changed the objective by {change:+.2e}"
+        message = f"averaged AdaGrad: {moved}"
         if limit_reached:
-            message = (
-                f"n_epochs={n_epochs} reached while {progress}, beyond tol={tol:g} * max(1, |J|)"
-            )
+            message = f"n_epochs={n_epochs} reached while {moved}, beyond tol={tol:g} * max(1, |J|)"
             warnings.warn(
                 f"AdaGrad stopped at its epoch budget before converging: {message}; objective "
                 f"{value:.10g}.",
@@ -274,6 +290,7 @@ def fit_pegasos(
     n_epochs: int = 50,
     batch_size: int = 16,
     random_state: Any = None,
+    progress: Any = None,
 ) -> TrainingResult:
     r"""Kernel PEGASOS for the adversarial surrogate (Fathony et al. 2018a, Algorithm 1, mini-batch form).
 
@@ -284,13 +301,16 @@ def fit_pegasos(
     runs over steps; each step is vectorised over its batch.
 
     Returns the kernel expansion ``A = -alpha / (lam T)`` (potentials ``K(X, X_fit) A``) as
-    ``theta = A.ravel()``.
+    ``theta = A.ravel()``.  ``progress`` (a :class:`advgame.solvers._progress.Phase`,
+    optional) is told every epoch.
     """
     rng = np.random.default_rng(random_state)
+    phase = quiet(progress)
     n, k = y.size, game.n_labels
     alpha = np.zeros((n, k))
     batches = _batches(n, batch_size, rng)
-    n_steps = n_epochs * -(-n // batch_size)
+    per_epoch = -(-n // batch_size)
+    n_steps = n_epochs * per_epoch
     scale = weights * n  # relative sample weights (1 when unweighted)
     for t in range(1, n_steps + 1):
         batch = next(batches)
@@ -298,6 +318,8 @@ def fit_pegasos(
         _, Q = game.value_and_adversary(F)
         Q[np.arange(batch.size), y[batch]] -= 1.0
         alpha[batch] += scale[batch, None] * Q / batch.size  # indices are unique in a batch
+        if t % per_epoch == 0:
+            phase.step(t // per_epoch)
     A = -alpha / (lam * n_steps)
     return TrainingResult(A.ravel(), np.nan, n_steps, "PEGASOS")
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import closed_forms
+from ._progress import Progress, quiet
 from .first_order import fit_lbfgs
 from .smoothing import NEXT_STAGE, continuation
 
@@ -142,7 +143,7 @@ def fista(
     mu: float | None = None,
     monitor: Any = None,
     small_steps: bool = True,
-    report: Any = None,
+    progress: Any = None,
 ) -> tuple[np.ndarray, int, str]:
     """Accelerated proximal gradient with adaptive restart (Beck and Teboulle 2009, FISTA;
     O'Donoghue and Candès 2015, the restart) on :class:`MinimaxObjective`.
@@ -153,8 +154,9 @@ def fista(
     closed-form prox.  Stops when the gradient mapping ``(A - A+) / step`` is below ``tol
     max(1, |A|)`` (entrywise; unless ``small_steps`` is False), or when ``monitor(A,
     average)`` (called every :data:`MONITOR_EVERY` iterations with the running average of the
-    conditionals, weights proportional to the iteration) returns a message; ``report`` is
-    called with a line before each monitor.
+    conditionals, weights proportional to the iteration) returns ``(message, gap)`` with a
+    message (the certified duality ``gap`` it found is told to ``progress``, a
+    :class:`advgame.solvers._progress.Phase`, optional).
 
     Returns
     -------
@@ -167,6 +169,7 @@ def fista(
     lipschitz = 0.5 if mu is None else 1.0 / mu
     step = 1.0 / max(lipschitz * np.linalg.eigvalsh(gram)[-1], 1e-12)
     Y, momentum, average = A.copy(), 1.0, 0.0
+    phase = quiet(progress)
     for iteration in range(1, budget + 1):
         grad, Q = objective.smooth_part(Y, mu)[1:]
         average += (2.0 / (iteration + 1)) * (Q - average)  # weights proportional to k
@@ -182,23 +185,24 @@ def fista(
         if small_steps and small:
             return A, iteration, "FISTA: converged"
         if monitor is not None and iteration % MONITOR_EVERY == 0:
-            if report is not None:
-                report(f"FISTA iteration {iteration}" + (f" (mu = {mu:g})" if mu else ""))
-            message = monitor(A, average)
+            message, gap = monitor(A, average)
+            phase.step(iteration, gap, **({"mu": mu} if mu else {}))
             if message:
                 return A, iteration, message
     return A, budget, "FISTA: max_iter reached"
 
 
 def fit_proximal(
-    objective: MinimaxObjective, A0: np.ndarray, max_iter: int, tol: float, report: Any = None
+    objective: MinimaxObjective, A0: np.ndarray, max_iter: int, tol: float, progress: Any = None
 ) -> tuple[np.ndarray, int, str]:
     """Smooth losses: L-BFGS when the penalty is smooth too, else :func:`fista` stopped by the
     certified duality gap (weak duality at ``q = ∇F``, unique for smooth losses).
 
-    Returns ``(A, iterations, message)``; the message starts with ``'L-BFGS: '`` or
-    ``'FISTA: '``.
+    ``progress`` (a :class:`advgame.solvers._progress.Progress`, or a line callback) gets the
+    run as a phase.  Returns ``(A, iterations, message)``; the message starts with
+    ``'L-BFGS: '`` or ``'FISTA: '``.
     """
+    progress = Progress.of(progress)
     if objective.balls.smooth:
         shape = A0.shape
 
@@ -206,23 +210,32 @@ def fit_proximal(
             value, grad = objective(a.reshape(shape))
             return value, grad.ravel()
 
+        phase = progress.phase("L-BFGS", "smooth loss and penalty", "iteration", max_iter)
         # fit_lbfgs attributes its warnings to the caller of this function's caller
-        result = fit_lbfgs(flat, A0.ravel(), max_iter, tol)
+        result = fit_lbfgs(flat, A0.ravel(), max_iter, tol, progress=phase)
+        phase.finish(result)
         return result.theta.reshape(shape), result.n_iter, "L-BFGS: " + result.message
+    gaps = []
 
     def certified(A, average):
         value = objective(A)[0]
         gap = value - objective.lower_bound(objective.adversary(A))
+        gaps.append(gap)
         if gap <= tol * max(1.0, abs(value)):
-            return f"FISTA: converged (duality gap {gap:.2g})"
-        return None
+            return f"FISTA: converged (duality gap {gap:.2g})", gap
+        return None, gap
 
+    phase = progress.phase("FISTA", "a penalty with a closed-form prox", "iteration", max_iter)
     # only the certificate ends the run: small steps are not optimality on badly scaled X
-    return fista(objective, A0, max_iter, tol, monitor=certified, small_steps=False, report=report)
+    A, n_iter, message = fista(
+        objective, A0, max_iter, tol, monitor=certified, small_steps=False, progress=phase
+    )
+    phase.end(message, n_iter, min(gaps, default=None), limit_reached=n_iter >= max_iter)
+    return A, n_iter, message
 
 
 def fit_smoothed_zero_one(
-    objective: MinimaxObjective, A: np.ndarray, max_iter: int, tol: float, report: Any = None
+    objective: MinimaxObjective, A: np.ndarray, max_iter: int, tol: float, progress: Any = None
 ) -> tuple[np.ndarray, int, str, float]:
     r"""The 0-1 model (minimax SVM) by FISTA on ``F_mu`` for ``mu = 1, 1/10, ...``.
 
@@ -234,6 +247,9 @@ def fit_smoothed_zero_one(
     |P|)``).  The stages are those of :func:`advgame.solvers.smoothing.continuation`, down to
     :data:`SMOOTHING_FLOOR`; ``max_iter`` counts FISTA iterations over all of them.
 
+    ``progress`` (a :class:`advgame.solvers._progress.Progress`, or a line callback) gets the
+    run as a phase.
+
     Returns
     -------
     (A, iterations, message, bound)
@@ -241,6 +257,7 @@ def fit_smoothed_zero_one(
         certifies ``tol``.
     """
     used, best = 0, -np.inf
+    phase = Progress.of(progress).phase("smoothed FISTA", "the 0-1 loss", "iteration", max_iter)
 
     def stage(mu):
         nonlocal A, used
@@ -253,17 +270,17 @@ def fit_smoothed_zero_one(
                 best = max(best, objective.lower_bound(R))
             gap = value - best
             if gap <= tol * max(1.0, abs(value)):
-                return f"FISTA: converged (smoothing mu={mu:g}, duality gap {gap:.2g})"
+                return f"FISTA: converged (smoothing mu={mu:g}, duality gap {gap:.2g})", gap
 
             def entropy(R):
                 return objective.game.entropy(R) - 0.5 * mu * np.einsum("ij,ij->i", R, R)
 
             smoothed_value += objective.penalty(A)
             bound = objective.lower_bound(Q, entropy)
-            return "next mu" if smoothed_value - bound <= mu / 4 else None
+            return ("next mu" if smoothed_value - bound <= mu / 4 else None), gap
 
         A, n_iter, message = fista(  # a stage ends on its smoothed gap, not on steps
-            objective, A, max_iter - used, tol, mu, monitor, small_steps=False, report=report
+            objective, A, max_iter - used, tol, mu, monitor, small_steps=False, progress=phase
         )
         used += n_iter
         if message.startswith("FISTA: converged ("):
@@ -271,10 +288,13 @@ def fit_smoothed_zero_one(
         return "max_iter" if used >= max_iter else NEXT_STAGE
 
     outcome = continuation(stage, 1.0, lambda mu: mu / 10.0, SMOOTHING_FLOOR)[0]
-    if isinstance(outcome, str) and outcome.startswith("FISTA: converged ("):
-        return A, used, outcome, best
     value = objective(A)[0]
-    if value - best <= tol * max(1.0, abs(value)):  # certified between two monitors
-        return A, used, f"FISTA: converged (duality gap {value - best:.2g})", best
-    stop = "max_iter reached" if used >= max_iter else f"smoothing mu < {SMOOTHING_FLOOR:g}"
-    return A, used, f"FISTA: {stop} (duality gap {value - best:.2g})", best
+    if isinstance(outcome, str) and outcome.startswith("FISTA: converged ("):
+        message = outcome
+    elif value - best <= tol * max(1.0, abs(value)):  # certified between two monitors
+        message = f"FISTA: converged (duality gap {value - best:.2g})"
+    else:
+        stop = "max_iter reached" if used >= max_iter else f"smoothing mu < {SMOOTHING_FLOOR:g}"
+        message = f"FISTA: {stop} (duality gap {value - best:.2g})"
+    phase.end(message, used, value - best, limit_reached=used >= max_iter)
+    return A, used, message, best

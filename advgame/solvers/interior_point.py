@@ -40,6 +40,8 @@ Wright, S. J. (1997). Primal-Dual Interior-Point Methods. SIAM.
 
 import numpy as np
 
+from ._progress import quiet
+
 __all__ = [
     "STEP_FRACTION",
     "NewtonSystem",
@@ -131,6 +133,8 @@ class PathProblem:
 
     count = 1
     tol = 0.0
+    #: True when the certified measure is a duality gap (reported as the certified gap).
+    duality_gap = False
 
     def certify(self):
         """The certified measure of the current iterate of each live problem (smaller is
@@ -168,13 +172,15 @@ class PathProblem:
         raise NotImplementedError
 
 
-def follow_path(problem, max_steps, patience):
+def follow_path(problem, max_steps, patience, progress=None):
     """Mehrotra's predictor-corrector path following on ``problem`` (:class:`PathProblem`).
 
     Stops when ``problem.solved`` holds of the best certified measures, after ``max_steps``
     steps, or when every problem has stopped: within the tolerance, ``patience`` iterations
     without a better certified measure, a measure that is not finite, or a Newton system that
-    failed.  The problem keeps its best iterates (:meth:`PathProblem.keep`).
+    failed.  The problem keeps its best iterates (:meth:`PathProblem.keep`).  ``progress`` (a
+    :class:`advgame.solvers._progress.Phase`, optional) is told every step the largest best
+    measure.
 
     Returns
     -------
@@ -186,13 +192,18 @@ def follow_path(problem, max_steps, patience):
     best = np.full(problem.count, np.inf)
     stalled = np.zeros(problem.count, dtype=np.int64)
     live = np.arange(problem.count)  # the problems still iterated: the rows of the iterate
-    steps = 0
+    steps, phase = 0, quiet(progress)
     while True:
         measure = problem.certify()
         improved = measure < best[live]  # False where not finite
         if improved.any():
             problem.keep(live[improved], improved)
         best[live[improved]] = measure[improved]
+        worst = float(np.max(best))
+        if problem.duality_gap:
+            phase.step(steps, worst)
+        else:
+            phase.step(steps, best_measure=worst)
         stalled[live] = np.where(improved, 0, stalled[live] + 1)
         if problem.solved(best) or steps >= max_steps:
             break

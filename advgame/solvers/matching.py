@@ -93,6 +93,47 @@ class MatchingObjective:
             parts.append(G.sum(axis=0))
         return float(objective), np.concatenate(parts)
 
+    def adversary(self, W: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The adversary's best responses ``Q*_i`` (n, k, k) to the scores of ``(W, b)``."""
+        k = self.game.k
+        return self.game.value_and_adversary((self.X @ W + b).reshape(-1, k, k))[1]
+
+    def dual_bound(self, Q: np.ndarray) -> float:
+        r"""A certified lower bound on the minimum of the objective from adversary marginals
+        ``Q`` (n, k, k): the Lagrangian dual function of the training problem,
+
+        .. math::  D(Q) = \sum_i w_i \big(k - \max_\pi \langle Q_i, P_\pi\rangle\big)
+                   - \frac{1}{2\alpha} \|X^\top G\|_F^2,
+                   \qquad G_i = w_i\,\mathrm{vec}(Q_i - P_i),
+
+        the objective's value at any ``(W, b)`` once the game's value is bounded below by what
+        ``Q_i`` guarantees (weak duality), minimised in closed form over ``W``.  ``Q`` is made
+        exactly feasible first: clipped at zero and scaled to doubly stochastic (Sinkhorn), and,
+        with an intercept (whose minimisation asks ``sum_i G_i = 0``), mixed with one common
+        matrix, ``(1 - t) Q_i + t Z``, with the smallest ``t`` that matches the weighted mean of
+        the ``P_i``.  ``-inf`` for ``alpha = 0``, where the bound asks ``X^T G = 0`` exactly.
+        """
+        if self.alpha <= 0:
+            return -np.inf
+        k, w = self.game.k, self.weights
+        P = self.truth.reshape(-1, k, k)
+        Q = np.clip(np.asarray(Q, dtype=np.float64), 0.0, None) + 1e-300
+        for _ in range(_SINKHORN_STEPS):
+            Q = Q / Q.sum(axis=2, keepdims=True)
+            Q = Q / Q.sum(axis=1, keepdims=True)
+        if self.fit_intercept:
+            mean, target = np.einsum("i,ijr->jr", w, Q), np.einsum("i,ijr->jr", w, P)
+            t = max(0.0, 1.0 - float(np.min(target / mean)))
+            if t > 0:
+                Q = (1 - t) * Q + (target - (1 - t) * mean)
+        G = (w[:, None, None] * (Q - P)).reshape(len(w), -1)
+        guaranteed = self.game.adversary_value(np.zeros_like(Q), Q)
+        return float(w @ guaranteed - np.sum((self.X.T @ G) ** 2) / (2 * self.alpha))
+
+
+#: Sinkhorn scalings that make a solver's (nearly) doubly stochastic duals exactly so.
+_SINKHORN_STEPS = 20
+
 
 def matching_backend(backend: str, alpha: float) -> str:
     """The solver of the compiled program: ``'auto'`` is cvxpy (Clarabel), for the QP and the LP
@@ -114,12 +155,14 @@ def matching_backend(backend: str, alpha: float) -> str:
 
 
 def solve_matching_program(
-    program: Any, backend: str, tol: float, n_labels: int, fit_intercept: bool
-) -> FittedScores:
+    program: Any, backend: str, tol: float, n_labels: int, fit_intercept: bool, weights: np.ndarray
+) -> tuple[FittedScores, np.ndarray | None]:
     """Solve the compiled matching program (a :class:`advgame.compile.MatchingProgram`'s
-    ``program``, for ``k = n_labels``) with ``backend`` (``'highs'`` or ``'cvxpy'``, see
-    :func:`matching_backend`) at tolerance ``tol``; ``coef`` is ``W`` of shape ``(d, k^2)``,
-    ``n_iter`` is 1.
+    ``program``, for ``k = n_labels`` and normalised sample ``weights``) with ``backend``
+    (``'highs'`` or ``'cvxpy'``, see :func:`matching_backend`) at tolerance ``tol``; ``coef`` is
+    ``W`` of shape ``(d, k^2)``, ``n_iter`` is 1.  Also returns the adversary's marginals
+    ``Q_i`` (n, k, k), the multipliers of the ``game`` rows divided by ``w_i`` (None when the
+    backend gives no multipliers), for :meth:`MatchingObjective.dual_bound`.
 
     Raises
     ------
@@ -138,7 +181,14 @@ def solve_matching_program(
     kk = n_labels**2
     W = solution.x[program.variables["W"]].reshape(-1, kk)
     b = solution.x[program.variables["b"]] if fit_intercept else np.zeros(kk)
-    return FittedScores(W, b, solution.objective, 1)
+    adversary = None
+    if solution.row_duals is not None:
+        game_duals = program.duals(solution)["game"].reshape(-1, n_labels, n_labels)
+        positive = weights[:, None, None] > 0
+        adversary = np.divide(
+            game_duals, weights[:, None, None], out=np.zeros_like(game_duals), where=positive
+        )
+    return FittedScores(W, b, solution.objective, 1), adversary
 
 
 def fit_matching_subgradient(objective: MatchingObjective, **adagrad: Any) -> FittedScores:

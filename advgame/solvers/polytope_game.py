@@ -54,8 +54,12 @@ from ..compile.inputs import (
     point_shape,
     polytope_outputs,
 )
+from ..compile.latex import latex_where
+from ..compile.learning import SAMPLE_WEIGHTS
+from ..compile.polytope import polytope_symbols
 from ..exceptions import ConvergenceWarning, NotApplicableError
 from ..uncertainty import Exact, NormBall, SoftMoments
+from ._progress import quiet
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -208,6 +212,7 @@ def solve_oracle_game(
     sample_weight: np.ndarray | None = None,
     max_iter: int = 20_000,
     tol: float = 1e-3,
+    progress: Any = None,
 ) -> OracleSolution:
     """Mirror-prox on the saddle-point problem of the module's docstring, stopped when the
     certified gap is at most ``tol * max(1, |objective|)`` (checked every
@@ -225,6 +230,8 @@ def solve_oracle_game(
     X : ndarray of shape (n, d_x)
     E : ndarray of shape (n, d)
         The outputs' embeddings (vertices of the polytope).
+    progress : Phase, optional
+        Told at every check (:class:`advgame.solvers._progress.Phase`).
     """
     n, d = E.shape
     w = normalised_weights(sample_weight, n)
@@ -256,6 +263,7 @@ def solve_oracle_game(
             candidates = [(game.upper(t, v), t, v) for t, v in ((theta, nu), averages[:2])]
             upper, best_theta, best_nu = min(candidates, key=lambda c: c[0])
             lower = max(lower, game.lower(mu), game.lower(averages[2]))
+            quiet(progress).step(iteration, upper - lower, objective=upper)
             if upper - lower <= tol * max(1.0, abs(upper)):
                 break
     converged = upper - lower <= tol * max(1.0, abs(upper))
@@ -338,6 +346,30 @@ class OracleProgram:
         )
 
 
+def oracle_latex(loss: Any, polytope: Polytope, uncertainty: UncertaintySet) -> str:
+    r"""The saddle-point problem :func:`solve_oracle_game` works on, as LaTeX (one display, then
+    the ``where`` block of :func:`~advgame.compile.latex.latex_where`)."""
+    regularizer = uncertainty.latex_regularizer()
+    lines = [
+        r"\min_{\theta,\ \nu_i \in \mathcal P}\ \max_{\mu_i \in \mathcal P}\quad & \sum_{i=1}^n "
+        r"w_i \big(c + u^\top\nu_i + v^\top\mu_i + \nu_i^\top M\mu_i",
+        r"& \qquad + g_i(\theta)^\top(\mu_i - \operatorname{emb}(y_i))\big)",
+        *([rf"& \qquad + {regularizer}"] if regularizer else []),
+    ]
+    where = [
+        *polytope_symbols(loss, polytope),
+        r"\nu_i, \mu_i: \text{the predictor's and the adversary's points}",
+        SAMPLE_WEIGHTS,
+        *uncertainty.latex_where(),
+    ]
+    return (
+        "% the saddle-point problem mirror-prox solves\n$$\n\\begin{aligned}\n"
+        + "\\\\\n".join(lines)
+        + "\n\\end{aligned}\n$$\n"
+        + latex_where(where)
+    )
+
+
 def build_oracle_game(
     loss: Any,
     features: FeatureMap,
@@ -355,9 +387,5 @@ def build_oracle_game(
     E = polytope_outputs(polytope, y, d, X.shape[0])
     sample_weight = check_sample_weight(sample_weight, X.shape[0])
     fmap = fresh(features).fit(X, d)
-    latex = (
-        r"\min_{\theta,\ \nu_i \in \mathcal P}\ \max_{\mu_i \in \mathcal P}\ \sum_i w_i \big(c + "
-        r"u^\top\nu_i + v^\top\mu_i + \nu_i^\top M\mu_i + g_i(\theta)^\top(\mu_i - "
-        r"\operatorname{emb}(y_i))\big) + " + (uncertainty.latex_regularizer() or "0")
-    )
+    latex = oracle_latex(loss, polytope, uncertainty)
     return OracleProgram(loss, polytope, uncertainty, fmap, X, E, sample_weight, latex)

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -326,6 +326,7 @@ def solve_class_dual(
     C: float,
     tol: float = IPM_TOL,
     max_iter: int = IPM_MAX_ITER,
+    progress: Any = None,
 ) -> tuple[np.ndarray, np.ndarray, float, float]:
     r"""Solve the dual QP of one class (Wang and Qiao 2022, Eq. 7) by a primal-dual interior-point method.
 
@@ -362,6 +363,8 @@ def solve_class_dual(
         iterate is returned provided its largest scaled residual is at most ``IPM_ACCEPT_TOL``
         (so it is, too, when a Newton system cannot be factorised).
     max_iter : int
+    progress : Phase, optional
+        Told every interior-point step (:class:`advgame.solvers._progress.Phase`).
 
     Returns
     -------
@@ -385,7 +388,7 @@ def solve_class_dual(
     sign = np.concatenate([np.ones(n_class), -np.ones(N - n_class)])
     path = _ClassDualPath(K * np.outer(sign, sign), sign, n_class, n_class * gamma, C, tol)
     with threadpool_limits(1, user_api="blas"):
-        best = follow_path(path, max_iter, IPM_STALL_ITER)[0][0]
+        best = follow_path(path, max_iter, IPM_STALL_ITER, progress)[0][0]
     if best <= IPM_ACCEPT_TOL:
         c, t, objective = _polish(path.M, sign, path.beta, C, *path.best)
         return c[:n_class], c[n_class:], t, objective

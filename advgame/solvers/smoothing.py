@@ -25,6 +25,7 @@ import numpy as np
 from .. import closed_forms
 from ..exceptions import NotApplicableError, SizeLimitError
 from ..uncertainty import NormBall, SoftMoments
+from ._progress import quiet
 from .certificates import _dual_point, entropies, exact_matching
 from .first_order import TrainingResult, _Memory, _warn_uncertified
 
@@ -351,6 +352,7 @@ def fit_smoothed(
     warn: bool = True,
     coarse: bool = True,
     precision: str = "auto",
+    progress: Any = None,
 ) -> TrainingResult:
     r"""Minimise ``J`` on smoothed surrogates with continuation; certified by weak duality.
 
@@ -417,6 +419,8 @@ def fit_smoothed(
         Warm-start large problems on a subsample (see above).
     precision : {'auto', 'single', 'double'}
         The precision of the steps' matrix products (see above); the certificate is float64.
+    progress : Phase, optional
+        Told every step (:class:`advgame.solvers._progress.Phase`).
 
     Returns
     -------
@@ -438,10 +442,12 @@ def fit_smoothed(
     if coarse and o.y.size >= COARSE_MIN_ROWS:
         # only a starting point: the coarse stages need no float64 check
         part = (o if single is None else single).subset(np.arange(0, o.y.size, COARSE_STEP))
-        warm = _continuation(part, smooth, theta, COARSE_TOL, max_iter, mu, method, scale)
+        warm = _continuation(
+            part, smooth, theta, COARSE_TOL, max_iter, mu, method, scale, phase=progress
+        )
         theta, pairs, coarse_steps = warm.theta, warm.pairs, warm.n_iter
         mu = min(warm.mu, MU_SHRINK * mu)  # the loose coarse tolerance stops at a large mu
-    run = _continuation(o, smooth, theta, tol, max_iter, mu, method, scale, pairs, single)
+    run = _continuation(o, smooth, theta, tol, max_iter, mu, method, scale, pairs, single, progress)
     gap = max(run.objective - run.lower, 0.0)
     message = run.message
     certified = message == "certified"
@@ -495,7 +501,7 @@ class _Continuation:
 
 
 def _continuation(
-    objective, smooth, theta0, tol, max_iter, mu, method, scale, pairs=None, single=None
+    objective, smooth, theta0, tol, max_iter, mu, method, scale, pairs=None, single=None, phase=None
 ):
     """The stages of :func:`fit_smoothed` from ``theta0`` at smoothing ``mu``, starting with the
     L-BFGS ``pairs`` given (a :class:`_Memory`; kept from stage to stage unless ``R`` is a norm
@@ -504,8 +510,8 @@ def _continuation(
     With ``single`` (``objective`` with float32 products) the steps run on it until they would
     stop; the bests met so far, estimates, are then dropped, and the same stage goes on from
     the same point and pairs with ``objective``'s float64 evaluations, which alone make the
-    result."""
-    o = objective
+    result.  ``phase`` is told every step."""
+    o, phase = objective, quiet(phase)
     radius = getattr(o.uncertainty, "radius", 1.0)
     best_value, best_theta, lower = np.inf, np.asarray(theta0, dtype=float).copy(), -np.inf
     L = o.game.loss.matrix
@@ -557,6 +563,7 @@ def _continuation(
         newton, stage_steps = method == "newton", 0
         while True:
             gap, rest, inner = check(surrogate, theta)
+            phase.step(n_iter, gap, J=best_value, mu=mu)
             target = tol * max(1.0, abs(best_value))
             if gap <= target:
                 return "certified"

@@ -18,13 +18,13 @@ graph master :func:`advgame.compile.graph.compile_graph_cuts`.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..compile.graph import _one_hot, compile_graph_cuts
 from ..inference import marginals, max_sum
+from ._progress import Progress
 from .certificates import exact_matching
 from .cutting_plane import _check_rounds, cutting_planes
 from .first_order import TrainingResult, fit_adagrad
@@ -312,7 +312,7 @@ def fit_cutting_plane(
     tol: float = 1e-6,
     max_rounds: int = 100,
     backend: str = "auto",
-    report: Callable[[str], None] | None = None,
+    progress: Any = None,
 ) -> TrainingResult:
     r"""Minimise the graph learning objective by cutting planes, certified by weak duality.
 
@@ -360,8 +360,8 @@ def fit_cutting_plane(
     backend : {'auto', 'highs', 'cvxpy'}
         The master's solver: HiGHS for an LP master (``l1``, ``linf``, ``exact``), cvxpy
         (Clarabel) for a QP or SOCP master unless ``'highs'`` is asked for a QP.
-    report : callable, optional
-        Called with a line per round (progress).
+    progress : Phase, optional
+        Told every round (:class:`advgame.solvers._progress.Phase`).
 
     Returns
     -------
@@ -375,7 +375,7 @@ def fit_cutting_plane(
     objective0 = master.evaluate(theta0)[0]
     master.add(np.arange(objective.data.n_examples))  # every example's adversary at theta0
     return cutting_planes(
-        master, theta0.copy(), objective0, tol, max_rounds, stacklevel=3, report=report
+        master, theta0.copy(), objective0, tol, max_rounds, stacklevel=3, progress=progress
     )
 
 
@@ -449,7 +449,7 @@ def fit_graph_game(
     backend: str,
     certify: Any,
     adagrad: dict,
-    report: Callable[..., None] | None = None,
+    progress: Any = None,
 ) -> TrainingResult:
     """The adversarial graph game's fit: cutting planes (``solver='cutting_plane'``,
     :func:`fit_cutting_plane`, ``max_iter`` rounds), or averaged AdaGrad
@@ -457,27 +457,26 @@ def fit_graph_game(
     ``certify``, cutting planes from its result (:data:`CERTIFY_ROUNDS` rounds at most; its
     ``theta``'s adversaries are the first cuts and the smallest ``J`` met is kept).
 
-    ``report(line, level)`` is called with the AdaGrad outcome (level 1) and a line per round
-    (level 2).  The result's ``n_iter`` counts the AdaGrad steps and the rounds.
+    ``progress`` (a :class:`advgame.solvers._progress.Progress`, or a line callback) gets a
+    phase per solver run.  The result's ``n_iter`` counts the AdaGrad steps and the rounds.
     """
     theta0 = np.zeros(objective.fmap.n_params)
+    progress = Progress.of(progress)
 
-    def round_report(line):
-        report(line, 2)
-
-    def refine(theta, rounds):
-        return fit_cutting_plane(
-            objective, loss_matrix, theta, tol, rounds, backend, report and round_report
-        )
+    def refine(theta, rounds, reason):
+        phase = progress.phase("cutting planes", reason, "round", rounds)
+        result = fit_cutting_plane(objective, loss_matrix, theta, tol, rounds, backend, phase)
+        phase.finish(result)
+        return result
 
     if solver == "cutting_plane":
-        return refine(theta0, max_iter)
-    result = fit_adagrad(objective, theta0, n_epochs=max_iter, **adagrad)
+        return refine(theta0, max_iter, "solver='cutting_plane'")
+    phase = progress.phase("averaged AdaGrad", f"solver={solver!r}", "epoch", max_iter)
+    result = fit_adagrad(objective, theta0, n_epochs=max_iter, progress=phase, **adagrad)
+    phase.finish(result, handover="cutting planes" if certify else None)
     n_iter = result.n_iter
-    if report is not None:
-        report(f"subgradient: {result.message}, objective {result.objective:.10g}", 1)
     if certify:
-        result = refine(result.theta, CERTIFY_ROUNDS)
+        result = refine(result.theta, CERTIFY_ROUNDS, f"certify={certify!r}")
         result.n_iter += n_iter
     else:
         result.message = f"uncertified subgradient: {result.message} (certify=False)"

@@ -43,6 +43,8 @@ fit on that fold).
 import numpy as np
 from numba import njit
 
+from ._progress import quiet
+
 __all__ = ["KINDS", "fit_hinge_dual", "hinge_losses", "kernel_epoch", "linear_epoch"]
 
 #: The models, as the integer codes of the compiled epoch.
@@ -217,7 +219,7 @@ def hinge_losses(F, y, kind):
     return np.maximum(margins.max(axis=1), 0.0)
 
 
-def fit_hinge_dual(M, y, cost, kind, linear=False, tol=1e-4, max_epochs=50_000):
+def fit_hinge_dual(M, y, cost, kind, linear=False, tol=1e-4, max_epochs=50_000, progress=None):
     """Train the SVM ``kind`` (:data:`KINDS`) by dual coordinate ascent, to the relative
     duality gap ``tol``, on the Gram matrix ``M`` or (``linear``) on the features ``M``.
 
@@ -238,6 +240,8 @@ def fit_hinge_dual(M, y, cost, kind, linear=False, tol=1e-4, max_epochs=50_000):
         Stop when ``P - D <= tol * max(1, |P|)``, ``P`` computed from scores recomputed
         afresh (``F = K B``, or ``F = M W^T`` with ``W = B^T M``).
     max_epochs : int
+    progress : Phase, optional
+        Told every epoch (:class:`advgame.solvers._progress.Phase`).
 
     Returns
     -------
@@ -278,6 +282,7 @@ def fit_hinge_dual(M, y, cost, kind, linear=False, tol=1e-4, max_epochs=50_000):
         return primal, max(primal - dual, 0.0)  # weak duality: a negative gap is rounding
 
     primal, gap, epoch = np.inf, np.inf, 0
+    phase = quiet(progress)
     while epoch < max_epochs:
         epoch += 1
         order = rng.permutation(rows)
@@ -286,6 +291,7 @@ def fit_hinge_dual(M, y, cost, kind, linear=False, tol=1e-4, max_epochs=50_000):
         else:
             kernel_epoch(state, shift, M, alpha, B, y, cost, order, code)
         primal, gap = gap_at(state, shift)
+        phase.step(epoch, objective=primal, running_gap=gap)  # the state drifts: uncertified
         if gap > tol * max(1.0, abs(primal)) and epoch < max_epochs:
             continue
         state, shift = exact_state()  # the running state drifts: recompute, check

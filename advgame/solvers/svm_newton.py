@@ -261,6 +261,8 @@ class _LLWPath(PathProblem):
     """:func:`fit_llw_linear` as a path-following problem: the iterate, its certificate (the
     relative duality gap) and its Newton system."""
 
+    duality_gap = True
+
     def __init__(self, hinges, tol, fit_intercept):
         self.hinges, self.tol, self.fit_intercept = hinges, tol, fit_intercept
         cap = hinges.cap
@@ -311,7 +313,9 @@ class _LLWPath(PathProblem):
         self.W -= self.W.mean(axis=1, keepdims=True)  # rows summing to zero, up to rounding
 
 
-def fit_llw_linear(X, y, cost, tol=1e-4, max_steps=100, n_classes=None, fit_intercept=True):
+def fit_llw_linear(
+    X, y, cost, tol=1e-4, max_steps=100, n_classes=None, fit_intercept=True, progress=None
+):
     r"""Train the linear Lee-Lin-Wahba SVM (free offsets) to the relative duality gap ``tol`` by
     Mehrotra's predictor-corrector interior-point method.
 
@@ -381,6 +385,8 @@ def fit_llw_linear(X, y, cost, tol=1e-4, max_steps=100, n_classes=None, fit_inte
         ``k``; None means ``max(y) + 1`` (at least 2).
     fit_intercept : bool
         Free offsets ``b``; else ``b = 0``.
+    progress : Phase, optional
+        Told every Newton step (:class:`advgame.solvers._progress.Phase`).
 
     Returns
     -------
@@ -400,7 +406,7 @@ def fit_llw_linear(X, y, cost, tol=1e-4, max_steps=100, n_classes=None, fit_inte
         return np.zeros((X.shape[1], k)), np.zeros(k), 0.0, 0.0, 0
     M = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
     path = _LLWPath(_Hinges(M, y, c, k, free_last=fit_intercept), tol, fit_intercept)
-    steps = follow_path(path, max_steps, PATIENCE)[1]
+    steps = follow_path(path, max_steps, PATIENCE, progress)[1]
     W, primal, gap = path.best
     if fit_intercept:
         return W[:-1], W[-1], primal, gap, steps
@@ -527,6 +533,8 @@ class _OVAPath(PathProblem):
     (class-major arrays): the iterate of the classes still iterated, their certificates (the
     duality gaps) and Newton systems, and every class's best iterate."""
 
+    duality_gap = True
+
     def __init__(self, X, S, c, tol, fit_intercept):
         self.X, self.S, self.c, self.tol, self.fit_intercept = X, S, c, tol, fit_intercept
         self.Xa = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
@@ -599,7 +607,9 @@ class _OVAPath(PathProblem):
         self.V = self.V + t * dV
 
 
-def fit_ova_linear(X, y, cost, tol=1e-4, max_steps=100, n_classes=None, fit_intercept=True):
+def fit_ova_linear(
+    X, y, cost, tol=1e-4, max_steps=100, n_classes=None, fit_intercept=True, progress=None
+):
     r"""Train the ``k`` linear one-vs-all hinge SVMs with free offsets to the relative duality
     gap ``tol`` by Mehrotra's predictor-corrector interior-point method.
 
@@ -675,6 +685,8 @@ def fit_ova_linear(X, y, cost, tol=1e-4, max_steps=100, n_classes=None, fit_inte
         ``k``; None means ``max(y) + 1`` (at least 2).
     fit_intercept : bool
         Fit the free offsets ``b``; False: ``b = 0`` (and no equalities in the dual).
+    progress : Phase, optional
+        Told every Newton step (:class:`advgame.solvers._progress.Phase`).
 
     Returns
     -------
@@ -704,7 +716,7 @@ def fit_ova_linear(X, y, cost, tol=1e-4, max_steps=100, n_classes=None, fit_inte
             return W_out, b_out, 0.0, 0.0, 0
         S = S[classes]
     path = _OVAPath(X, S, c, tol, fit_intercept)
-    best_gap, steps = follow_path(path, max_steps, PATIENCE)
+    best_gap, steps = follow_path(path, max_steps, PATIENCE, progress)
     W_out[:, classes] = path.best_W.T
     if fit_intercept:
         b_out[classes] = path.best_b

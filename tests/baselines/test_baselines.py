@@ -709,3 +709,18 @@ def test_llw_dual_backend_linear_check_estimator(conforms):
         bl.LeeLinWahbaSVC(backend="dual"),
         {"check_sample_weight_equivalence_on_dense_data": DUAL_WEIGHT_REASON},
     )
+
+
+def test_convergence_vocabulary():
+    """The QP backends are exact programs ('optimal'); the dual solvers certify their gap, and
+    libsvm's multipliers give one too: the QP's optimum lies between the bound and the value."""
+    X, y = standardised_iris()
+    exact = bl.OneVsAllAbstain().fit(X, y)
+    assert (exact.gap_, exact.converged_) == (0.0, "optimal")
+    for backend in ("dual", "libsvm"):
+        model = bl.OneVsAllAbstain(backend=backend).fit(X, y)
+        assert model.converged_ == "certified", model.stop_reason_
+        assert model.objective_ - model.gap_ <= exact.objective_ * (1 + 1e-6)
+        assert model.objective_ >= exact.objective_ * (1 - 1e-6)
+    dual = bl.WestonWatkinsSVC(backend="dual").fit(X, y)
+    assert dual.converged_ == "certified" and "epochs" in dual.stop_reason_

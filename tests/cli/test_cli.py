@@ -160,6 +160,12 @@ def test_demo(capsys):
     for title in ("zero-one loss, k=4", "ordinal", "squared", "abstain loss, k=3, alpha=0.3"):
         assert title in out
     assert out.count("verify (200 rows): ok") == 4
+    # the training tables: each model scored by the task's loss, on two vendored data sets
+    for title in ("vehicle, abstention alpha=0.3", "red wine quality, ordinal loss"):
+        assert title in out
+    rows = [line.split() for line in out.splitlines() if line.startswith("  Adversarial")]
+    assert len(rows) == 2 and all(0.0 <= float(row[1]) <= 1.0 for row in rows)
+    assert out.count("LogReg + Bayes rule") == out.count("LogReg predict (argmax)") == 2
 
 
 @pytest.mark.slow

@@ -853,7 +853,7 @@ def test_latex_shows_both_programs_and_the_regularizer(uncertainty, regularizer)
     program = pg.compile(X, [0, 1, 2, 1])
     for text in (pg.latex(), program.latex()):
         assert r"\min" in text and r"\max" in text and r"\Delta" in text
-        assert r"\mathbb 1[a \ne y]" in text
+        assert r"\mathbf{1}[a \ne y]" in text
         if regularizer is None:
             assert r"\|\theta" not in text and r"m(q) = 0" in text
         else:

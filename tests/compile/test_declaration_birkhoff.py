@@ -163,7 +163,8 @@ def test_printed_programs_and_latex_name_the_declared_pieces():
 @pytest.mark.parametrize("solver", ["compile", "subgradient"])
 def test_estimator_declares_its_game(solver):
     X, R = _data(20, 2, 3, seed=6)
-    model = ag.AdversarialMatching(alpha=0.1, solver=solver, max_iter=2, random_state=0).fit(X, R)
+    model = ag.AdversarialMatching(strength=0.1, solver=solver, max_iter=2, random_state=0)
+    model.fit(X, R)
     game = model.game_
     assert isinstance(game, ag.PredictionGame) and game.family == "birkhoff"
     assert isinstance(game.uncertainty, ag.SoftMoments) and game.uncertainty.lam == 0.1
@@ -174,7 +175,7 @@ def test_estimator_declares_its_game(solver):
         assert model.program_.describe() == program.describe()
     else:
         assert solution.objective <= model.objective_ + 1e-8
-    exact = ag.AdversarialMatching(alpha=0.0).fit(X, R)
+    exact = ag.AdversarialMatching(strength=0.0).fit(X, R)
     assert isinstance(exact.game_.uncertainty, ag.Exact) and exact.program_.kind == "LP"
 
 

@@ -134,7 +134,7 @@ def test_latex_and_cvxpy_view_name_the_declared_pieces():
     exact = _declare("zero_one", ag.NormBall(0.25, norm=1), graph).compile(X, y)
     text = exact.latex()
     assert r"\mathcal M(G)" in text and "junction tree" in text
-    assert r"\mathbb 1[a \ne y]" in text and "0.25" in text and r"\|\theta\|_{\infty}" in text
+    assert r"\mathbf{1}[a \ne y]" in text and "0.25" in text and r"\|\theta\|_{\infty}" in text
     assert "(\\text{moments})" in text and "marginal polytope" in text
     local = _declare("zero_one", ag.SoftMoments(0.1), graph, relaxation="local").compile(X, y)
     assert "relaxation" in local.latex() and r"\mathbb L(G)" in local.latex()

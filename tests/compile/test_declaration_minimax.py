@@ -196,7 +196,7 @@ def test_latex_substitutes_the_declared_pieces(loss, balls, pieces):
     text = declared.latex()
     for piece in pieces:
         assert piece in text, (piece, text)
-    assert text.count(r"\begin{aligned}") == 2 and text.count("$$") == 6
+    assert text.count(r"\begin{aligned}") == 3 and text.count("$$") == 6  # primal, dual, where
 
 
 @pytest.mark.parametrize(

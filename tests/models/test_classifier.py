@@ -15,48 +15,26 @@ import advgame as ag
 from advgame import datasets, solvers
 from advgame.models.classifier import AdversarialClassifier
 
-KERNEL_WEIGHT_REASON = (
-    "duplicating a sample adds a second coefficient for the same kernel column (the Gram matrix "
-    "becomes singular); the fitted function is the same up to the interior-point tolerance "
-    "(~1e-9 in p*), but the check compares near-zero probabilities with a relative tolerance."
-)
 ABSTAIN_REASON = (
     "predict abstains (returns abstain_label) where the potentials' argmax names a class: the "
     "minimax predictor of Fathony et al. (2018a), Corollary 14, abstains when "
     "f_(1) - f_(2) < 1/2, while this check expects predict == argmax decision_function."
-)
-CERTIFIED_WEIGHT_REASON = (
-    "the default solver is certified to tol=1e-4, not exact: weights and repeated rows give the "
-    "same objective, but two runs stop at different points of the certified tolerance, while "
-    "the check compares probabilities to 1e-7 (test_sample_weights_equal_repeats_within_the_gap "
-    "checks the certified agreement; solver='compile', exact, passes the check)."
 )
 
 
 @pytest.mark.parametrize(
     "estimator, expected_failed",
     [
-        (
-            ag.AdversarialClassifier(),
-            {"check_sample_weight_equivalence_on_dense_data": CERTIFIED_WEIGHT_REASON},
-        ),
+        (ag.AdversarialClassifier(), {}),
         (ag.AdversarialClassifier(solver="compile"), {}),
         pytest.param(ag.AdversarialClassifier(solver="lbfgs"), {}, marks=pytest.mark.slow),  # 5 s
         pytest.param(  # 10 s
-            ag.AdversarialClassifier(uncertainty="linf", strength=0.01),
-            {"check_sample_weight_equivalence_on_dense_data": CERTIFIED_WEIGHT_REASON},
-            marks=pytest.mark.slow,
+            ag.AdversarialClassifier(uncertainty="linf", strength=0.01), {}, marks=pytest.mark.slow
         ),
-        (
-            ag.AdversarialClassifier(kernel="rbf", gamma=0.5),
-            {"check_sample_weight_equivalence_on_dense_data": KERNEL_WEIGHT_REASON},
-        ),
+        (ag.AdversarialClassifier(kernel="rbf", gamma=0.5), {}),
         (
             ag.AdversarialClassifier(loss="abstain", alpha=0.3),
-            {
-                "check_classifiers_train": ABSTAIN_REASON,
-                "check_sample_weight_equivalence_on_dense_data": CERTIFIED_WEIGHT_REASON,
-            },
+            {"check_classifiers_train": ABSTAIN_REASON},
         ),
     ],
     ids=repr,
@@ -68,20 +46,51 @@ def test_check_estimator(estimator, expected_failed):
 
 
 @pytest.mark.parametrize("uncertainty", ["soft", "linf"])
-def test_sample_weights_equal_repeats_within_the_gap(uncertainty):
-    """Integer weights and repeated rows are the same learning problem: the certified fits of
-    both bracket one optimum, so their objectives differ by at most the two gaps."""
+def test_sample_weights_are_repeated_rows(uncertainty):
+    """Integer weights (zeros included) and repeated rows, in any order, are one learning
+    problem and one computation: the certified fits are identical, and both are within their
+    certified gap of the exact optimum of the compiled program."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 3))
     y = rng.integers(0, 3, 60)
-    w = rng.integers(1, 4, 60)
+    w = rng.integers(0, 4, 60)
     params = {"uncertainty": uncertainty, "strength": None if uncertainty == "soft" else 0.01}
     weighted = ag.AdversarialClassifier(**params).fit(X, y, sample_weight=w)
-    repeated = ag.AdversarialClassifier(**params).fit(np.repeat(X, w, 0), np.repeat(y, w))
+    shuffle = rng.permutation(int(w.sum()))
+    repeated = ag.AdversarialClassifier(**params).fit(
+        np.repeat(X, w, 0)[shuffle], np.repeat(y, w)[shuffle]
+    )
     assert weighted.solver_ == repeated.solver_ == "smoothing"
     assert weighted.converged_ == repeated.converged_ == "certified"
-    gaps = weighted.gap_ + repeated.gap_
-    assert abs(weighted.objective_ - repeated.objective_) <= gaps + 1e-12
+    np.testing.assert_array_equal(weighted.theta_, repeated.theta_)
+    exact = ag.AdversarialClassifier(**params, solver="compile").fit(X, y, sample_weight=w)
+    assert exact.converged_ == "optimal"
+    assert exact.objective_ - 1e-7 <= weighted.objective_ <= exact.objective_ + weighted.gap_
+
+
+def test_distinct_rows_is_the_weighted_empirical_distribution():
+    """distinct_rows against a dictionary count of the rows: each distinct (x, y) once with
+    its total weight, zero weights dropped; the same output for any order of the rows."""
+    from advgame._estimator.inputs import distinct_rows
+
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 3, size=(12, 2)).astype(float)  # few values: many repeats
+    rows = rng.integers(0, 12, 200)
+    X, y = base[rows], rng.integers(0, 2, 200)
+    w = rng.integers(0, 3, 200).astype(float)
+    expected = {}
+    for x, label, weight in zip(X.tolist(), y.tolist(), w.tolist()):
+        key = (*x, label)
+        expected[key] = expected.get(key, 0.0) + weight
+    expected = {key: weight for key, weight in expected.items() if weight > 0}
+    Xd, yd, wd = distinct_rows(X, y, w)
+    assert len(wd) == len(expected) and np.all(wd > 0)
+    assert {(*x, label): weight for x, label, weight in zip(Xd.tolist(), yd.tolist(), wd)} == (
+        expected
+    )
+    order = rng.permutation(200)
+    for a, b in zip(distinct_rows(X[order], y[order], w[order]), (Xd, yd, wd)):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +255,8 @@ def test_subgradient_and_pegasos_approach_and_certify_the_optimum(iris):
     )
     rough.fit(X, y)
     assert exact.objective_ - 1e-9 <= rough.objective_ <= 1.2 * exact.objective_
-    assert rough.gap_ == np.inf and rough.converged_.startswith("uncertified")
+    assert rough.gap_ == np.inf and rough.converged_ == "uncertified"
+    assert rough.stop_reason_.startswith("uncertified")
     certified = ag.AdversarialClassifier(solver="subgradient", max_iter=50, random_state=0).fit(
         X, y
     )
@@ -297,20 +307,28 @@ def test_lbfgs_leaves_the_kink_at_zero():
     assert np.mean(plain.predict(X) == -1) < 0.5
 
 
-def test_named_loss_matrix_columns_follow_the_classes():
+def test_named_loss_matrix_declares_the_classes_and_their_order():
+    """A LossMatrix with labels= gives classes_ its label order: the same game relabelled, so
+    the exact fit is the sorted one with its classes permuted."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(90, 2))
     y = np.array(["a", "b", "c"])[np.argmax(X @ rng.normal(size=(2, 3)), axis=1)]
     M = np.array([[0.0, 1.0, 4.0], [2.0, 0.0, 1.0], [3.0, 5.0, 0.0]])  # rows/columns a, b, c
-    reference = ag.AdversarialClassifier(loss=M).fit(X, y)
+    reference = ag.AdversarialClassifier(loss=M, solver="compile").fit(X, y)
     order = [2, 0, 1]  # the same matrix, written in the order c, a, b
     named = ag.LossMatrix(M[np.ix_(order, order)], labels=["c", "a", "b"])
-    clf = ag.AdversarialClassifier(loss=named).fit(X, y)
-    np.testing.assert_array_equal(clf.loss_matrix_.matrix, M)
-    np.testing.assert_allclose(clf.theta_, reference.theta_)
+    clf = ag.AdversarialClassifier(loss=named, solver="compile").fit(X, y)
+    assert clf.classes_.tolist() == ["c", "a", "b"]
+    np.testing.assert_array_equal(clf.loss_matrix_.matrix, M[np.ix_(order, order)])
+    np.testing.assert_allclose(clf.coef_, reference.coef_[order], atol=1e-6)
+    np.testing.assert_allclose(
+        clf.predict_proba(X), reference.predict_proba(X)[:, order], atol=1e-6
+    )
+    np.testing.assert_array_equal(clf.predict(X), reference.predict(X))
     display = ag.LossMatrix(M, labels=["low", "mid", "high"])  # names only: sorted class order
     np.testing.assert_array_equal(
-        ag.AdversarialClassifier(loss=display).fit(X, y).theta_, reference.theta_
+        ag.AdversarialClassifier(loss=display).fit(X, y).theta_,
+        ag.AdversarialClassifier(loss=M).fit(X, y).theta_,
     )
-    with pytest.raises(ValueError, match=r"labels \['x', 'a', 'b'\] are not the classes"):
+    with pytest.raises(ValueError, match=r"y holds the labels \['c'\], which the loss matrix"):
         ag.AdversarialClassifier(loss=ag.LossMatrix(M, labels=["x", "a", "b"])).fit(X, y)

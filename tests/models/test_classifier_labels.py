@@ -8,7 +8,7 @@ import pytest
 from sklearn.datasets import load_iris
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
-from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -76,13 +76,23 @@ def test_float_classes_get_a_float_abstention(iris):
     assert predicted.dtype == np.float64 and -1.0 in predicted
 
 
-def test_abstain_label_of_another_type_is_refused(iris, graded):
-    X, names = graded
-    with pytest.raises(ValueError, match=r"abstain_label=-1 is numeric but the classes .* are"):
-        ag.AdversarialClassifier(loss="abstain", abstain_label=-1).fit(X, names)
+def test_abstain_label_of_another_type_gives_object_predictions(iris, graded):
+    """abstain_label='refer' for numeric classes (and -1 for string classes) is allowed: the
+    predictions mix types in an object array, which score() and the loss scorer read."""
     X, y = iris
-    with pytest.raises(ValueError, match=r"Pass a numeric abstain_label, or None for -1"):
-        ag.AdversarialClassifier(loss="abstain", abstain_label="abstain").fit(X, y)
+    reference = ag.AdversarialClassifier(loss="abstain", alpha=0.3).fit(X, y)
+    clf = ag.AdversarialClassifier(loss="abstain", alpha=0.3, abstain_label="refer").fit(X, y)
+    predicted = clf.predict(X)
+    assert clf.abstain_label_ == "refer" and predicted.dtype == object
+    abstains = reference.predict(X) == -1
+    assert abstains.any()
+    np.testing.assert_array_equal(predicted == "refer", abstains)
+    np.testing.assert_array_equal(predicted[~abstains].astype(int), reference.predict(X)[~abstains])
+    assert clf.score(X, y) == pytest.approx(reference.score(X, y))
+    assert make_loss_scorer()(clf, X, y) == pytest.approx(make_loss_scorer()(reference, X, y))
+    X, names = graded
+    mixed = ag.AdversarialClassifier(loss="abstain", alpha=0.3, abstain_label=-1).fit(X, names)
+    assert mixed.predict(X).dtype == object and -1 in mixed.predict(X).tolist()
     with pytest.raises(ValueError, match="abstain_label must be None, a number or a string"):
         ag.AdversarialClassifier(loss="abstain", abstain_label=(1,)).fit(X, y)
 
@@ -324,3 +334,125 @@ def test_game_compiles_the_fitted_class_order():
     assert clf.game_.loss.structure.kind == "ordinal"
     program = clf.game_.compile(X, y)
     assert program.solve().objective == pytest.approx(clf.objective_, rel=1e-8)
+
+
+# ------------------------------------------------------------- 6. declared labels and actions
+def _cost_matrix(l, k, seed=0):
+    C = np.random.default_rng(seed).uniform(0.5, 2.0, size=(l, k))
+    C[np.arange(k), np.arange(k)] = 0.0
+    return C
+
+
+def _learning_lp(X, y_index, C, radius, weights):
+    """Fathony et al. (2018a)'s learning LP with multiclass features ``f_ij = W_j . [x_i; 1]``
+    and the l-infinity moment ball (regulariser ``radius * ||W||_1``), written independently of
+    advgame with scipy's ``linprog``: variables ``W+, W- >= 0`` (k x (d+1) each), ``u``
+    (free, one per sample) and ``p_i`` on the simplex over the l actions."""
+    from scipy.optimize import linprog
+
+    n, d = X.shape
+    l, k = C.shape
+    Xa = np.hstack([X, np.ones((n, 1))])
+    w = weights / weights.sum()
+    m = k * (d + 1)  # W[j] occupies columns j*(d+1) .. (j+1)*(d+1)-1 of each half
+    observed = np.zeros((k, d + 1))
+    np.add.at(observed, y_index, w[:, None] * Xa)
+    c = np.concatenate([radius - observed.ravel(), radius + observed.ravel(), w, np.zeros(n * l)])
+    # row (i, j): sum_a C[a, j] p_ia + Xa_i . W_j - u_i <= 0
+    potential = np.kron(np.ones((n, 1)), np.eye(k))[:, :, None] * np.repeat(Xa, k, 0)[:, None, :]
+    potential = potential.reshape(n * k, m)
+    slack = -np.kron(np.eye(n), np.ones((k, 1)))
+    game = np.kron(np.eye(n), C.T)
+    A_ub = np.hstack([potential, -potential, slack, game])
+    A_eq = np.hstack([np.zeros((n, 2 * m + n)), np.kron(np.eye(n), np.ones((1, l)))])
+    bounds = [(0, None)] * (2 * m) + [(None, None)] * n + [(0, None)] * (n * l)
+    result = linprog(c, A_ub, np.zeros(n * k), A_eq, np.ones(n), bounds=bounds, method="highs")
+    assert result.status == 0
+    return result.fun
+
+
+def test_declared_labels_are_the_classes_whatever_subset_y_holds(iris):
+    """A LossMatrix with labels= fixes classes_ (declared order); a y holding some of them fits
+    the game whose absent classes have no rows: the compiled program and the certified solver
+    reach the optimum of an independent LP of that game."""
+    X, y = iris
+    declared = [30, 10, 20, 40, 50]  # not sorted: classes_ keeps this order
+    names = np.array([10, 20, 40])[y]  # 30 and 50 never appear
+    C = _cost_matrix(5, 5)
+    loss = ag.LossMatrix(C, labels=declared)
+    w = np.random.default_rng(1).integers(1, 3, names.size).astype(float)
+    y_index = np.array([declared.index(label) for label in names])
+    optimum = _learning_lp(X, y_index, C, 0.05, w)
+    params = {"loss": loss, "uncertainty": "linf", "strength": 0.05}
+    exact = ag.AdversarialClassifier(**params, solver="compile").fit(X, names, sample_weight=w)
+    fast = ag.AdversarialClassifier(**params).fit(X, names, sample_weight=w)
+    for clf in (exact, fast):
+        assert clf.classes_.tolist() == declared
+        assert clf.predict_proba(X).shape == (names.size, 5)
+        assert set(np.unique(clf.predict(X))) <= set(declared)
+    assert exact.converged_ == "optimal" and exact.objective_ == pytest.approx(optimum, abs=1e-7)
+    assert fast.solver_ != "compile" and fast.converged_ == "certified"
+    assert optimum - 1e-7 <= fast.objective_ <= optimum + fast.gap_ + 1e-7
+    # the declaration compiles the same program from the subset
+    program = fast.game_.compile(X, names, w)
+    assert program.solve().objective == pytest.approx(optimum, abs=1e-7)
+
+
+def test_declared_labels_score_every_cross_validation_fold(iris):
+    """Issue #36: in KFold cross-validation a rare class missing from a training fold made the
+    classifier fail where LogisticRegression scores every fold."""
+    X, y = iris
+    order = np.random.default_rng(0).permutation(y.size)[:100]
+    X, labels = X[order], np.array([0, 7, 20])[y[order]]
+    labels[[3, 17]] = 11  # a rare class, both samples in the first fold's test part
+    cv = KFold(4)
+    assert 11 not in labels[next(cv.split(X))[0]]
+    reference = cross_val_score(LogisticRegression(), X, labels, cv=cv)
+    clf = ag.AdversarialClassifier(loss=ag.LossMatrix(_cost_matrix(24, 24), labels=range(24)))
+    scores = cross_val_score(clf, X, labels, cv=cv, error_score="raise")
+    assert np.all(np.isfinite(scores)) and scores.mean() >= reference.mean() - 0.05
+    fitted = clf.fit(X[:40], labels[:40])
+    assert fitted.classes_.tolist() == list(range(24))
+
+
+def test_undeclared_labels_in_y_are_an_error(iris):
+    X, y = iris
+    loss = ag.LossMatrix(_cost_matrix(3, 3), labels=[0, 1, 5])
+    with pytest.raises(
+        ValueError,
+        match=r"y holds the labels \[2\], which the loss matrix does "
+        r"not declare: its labels are \[0, 1, 5\]",
+    ):
+        ag.AdversarialClassifier(loss=loss).fit(X, y)
+    unnamed = ag.LossMatrix(_cost_matrix(4, 4))  # labels not declared: one column per class
+    with pytest.raises(ValueError, match="has 4 label columns but y has 3 classes"):
+        ag.AdversarialClassifier(loss=unnamed).fit(X, y)
+
+
+def test_named_actions_are_predicted_by_name(iris, graded):
+    """Actions beyond the labels keep their names in predict (object dtype with numeric
+    classes); the loss scorer reads them; 'abstain' stays the abstain_label shorthand."""
+    X, y = iris
+    C = np.vstack([_cost_matrix(3, 3), [0.3, 0.3, 0.3], [0.2, 0.45, 0.45]])
+    loss = ag.LossMatrix(C, labels=[0, 1, 2], actions=[0, 1, 2, "refer", "cheap_test"])
+    clf = ag.AdversarialClassifier(loss=loss, strength=0.01).fit(X, y)
+    assert clf.actions_.tolist() == [0, 1, 2, "refer", "cheap_test"]
+    assert clf.actions_.dtype == object and clf.abstain_label_ is None
+    chosen = np.argmax(clf.predict_action_proba(X), axis=1)
+    predicted = clf.predict(X)
+    np.testing.assert_array_equal(predicted, clf.actions_[chosen])
+    assert {"refer", "cheap_test"} <= set(predicted.tolist())
+    scorer_given = make_loss_scorer(loss)(clf, X, y)
+    expected = -C[chosen, y].mean()
+    assert make_loss_scorer()(clf, X, y) == pytest.approx(expected)
+    assert scorer_given == pytest.approx(expected)
+    assert clf.score(X, y) == pytest.approx(np.mean(predicted == y))
+    # string classes and string action names: one string dtype
+    X, names = graded
+    named = ag.LossMatrix(C, labels=ORDER, actions=[*ORDER, "refer", "cheap_test"])
+    strings = ag.AdversarialClassifier(loss=named, strength=0.01).fit(X, names)
+    assert strings.predict(X).dtype.kind == "U" and "refer" in strings.predict(X)
+    # an action named like a class that is not one of the matrix's labels is ambiguous
+    display = ag.LossMatrix(C, labels=["a", "b", "c"], actions=["a", "b", "c", 0, "x"])
+    with pytest.raises(ValueError, match=r"name \[0\], which are classes"):
+        ag.AdversarialClassifier(loss=display).fit(iris[0], iris[1])

@@ -321,3 +321,32 @@ def test_graph_features_blocks_partition_theta():
     fmap = GraphFeatures(n_node_inputs=3, n_edge_inputs=0, n_labels=3)
     blocks = np.concatenate(fmap.blocks())
     assert sorted(blocks.tolist()) == list(range(fmap.n_params))
+
+
+def test_named_actions_are_predicted_by_name():
+    """A loss with an action beyond the labels ('refer'): predict names each node's most likely
+    action under the minimax predictor, the CRF's Bayes decision names its decision loss's
+    actions (it raised IndexError before), and score rates those actions with the matrix."""
+    X, y = make_ordinal_sequences(n_sequences=8, length=(3, 5), random_state=4)
+    H = np.vstack([1.0 - np.eye(3), np.full((1, 3), 0.2)])
+    loss = ag.LossMatrix(H, actions=[0, 1, 2, "refer"])
+    truth = np.concatenate(y)
+    for model in (
+        AdversarialGraphicalModel(loss=loss).fit(X, y),
+        AdversarialGraphicalModel(loss="log", decision_loss=loss).fit(X, y),
+    ):
+        assert model.actions_.tolist() == [0, 1, 2, "refer"]
+        marginals = model.predict_marginals(X)
+        if model.loss == "log":  # Bayes decision: the smallest expected decision loss
+            rows = [np.argmin(p @ H.T, axis=1) for p in marginals]
+        else:
+            rows = [np.argmax(p, axis=1) for p in marginals]
+        predicted = model.predict(X)
+        for got, expected in zip(predicted, rows):
+            np.testing.assert_array_equal(got, model.actions_[expected])
+        assert "refer" in np.concatenate(predicted).tolist()
+        expected_loss = H[np.concatenate(rows), truth].mean()
+        assert model.score(X, y) == pytest.approx(-expected_loss)
+    plain = AdversarialGraphicalModel().fit(X, y)  # actions are the labels: max-sum decoding
+    assert plain.actions_.tolist() == [0, 1, 2]
+    assert all(p.dtype == truth.dtype for p in plain.predict(X))

@@ -139,8 +139,9 @@ def test_subgradient_is_certified_unless_asked_not_to_be():
     params = {"solver": "subgradient", "max_iter": 3, "random_state": 0}
     raw = _fit(X, y, "chain", "zero_one", "soft", certify=False, **params)
     assert raw.gap_ == np.inf
-    assert raw.converged_.startswith("uncertified subgradient")
-    assert "certify=False" in raw.converged_
+    assert raw.converged_ == "uncertified"
+    assert raw.stop_reason_.startswith("uncertified subgradient")
+    assert "certify=False" in raw.stop_reason_
     certified = _fit(X, y, "chain", "zero_one", "soft", **params)
     assert certified.converged_ == "certified"
     assert certified.objective_ <= raw.objective_ + 1e-12
@@ -152,7 +153,8 @@ def test_round_budget_warns_with_an_honest_gap():
     optimum = _fit(X, y, "chain", "ordinal", "soft", solver="compile").objective_
     with pytest.warns(ConvergenceWarning, match="max_rounds=2 reached"):
         model = _fit(X, y, "chain", "ordinal", "soft", solver="cutting_plane", max_iter=2)
-    assert model.converged_.startswith("max_rounds=2 reached")
+    assert model.converged_ == "uncertified"
+    assert model.stop_reason_.startswith("max_rounds=2 reached")
     assert model.gap_ > model.tol * max(1.0, abs(model.objective_))
     assert model.objective_ - model.gap_ <= optimum + 1e-8 <= model.objective_ + 1e-8
 
@@ -168,11 +170,11 @@ def test_verbose_reports_the_rounds_and_the_certified_gap(capsys):
 def test_compiled_and_crf_fits_say_what_their_gap_means():
     X, y = make_ordinal_sequences(n_sequences=6, length=(3, 4), random_state=7)
     compiled = _fit(X, y, "chain", "zero_one", "soft", solver="compile")
-    assert compiled.gap_ == 0.0 and compiled.converged_.lower() == "optimal"
+    assert compiled.gap_ == 0.0 and compiled.converged_ == "optimal"
     with pytest.warns(ConvergenceWarning, match="iteration budget"):
         crf = AdversarialGraphicalModel(loss="log", max_iter=5).fit(X, y)
     assert crf.gap_ > crf.tol * max(1.0, abs(crf.objective_))  # reported, not enforced
-    assert "above tol" in crf.converged_
+    assert crf.converged_ == "uncertified" and "tol=1e-06 * max(1, |J|)" in crf.stop_reason_
     with pytest.raises(ValueError, match="certify"):
         AdversarialGraphicalModel(certify="yes").fit(X, y)
     with pytest.raises(ag.exceptions.NotApplicableError, match="cutting planes"):

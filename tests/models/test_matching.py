@@ -14,6 +14,7 @@ from sklearn.utils.estimator_checks import check_estimator
 import advgame as ag
 from advgame.metrics import permutation_hamming_loss
 from advgame.models import matching
+from advgame.models.matching import MatchingObjective
 
 #: Relative agreement of the compiled optimum with independent recomputations.
 OBJECTIVE_RTOL = 1e-6
@@ -77,14 +78,14 @@ def _noisy(n=40, d=3, k=3, seed=0):
 
 
 def _recomputed(model, X, R, sample_weight=None, coef=None, intercept=None):
-    """``sum_i w_i surrogate(Θ_i, R_i) + alpha/2 ||W||^2`` from PermutationGame, not the fit."""
+    """``sum_i w_i surrogate(Θ_i, R_i) + strength/2 ||W||^2`` from PermutationGame, not the fit."""
     W = model.coef_ if coef is None else coef
     b = model.intercept_ if intercept is None else intercept
     k = R.shape[1]
     w = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, float)
     T = (X @ W + b).reshape(-1, k, k)
     loss = ag.PermutationGame(k).surrogate(T, R)
-    return float(w @ loss / w.sum()) + 0.5 * model.alpha * float(np.sum(W * W))
+    return float(w @ loss / w.sum()) + 0.5 * model.strength * float(np.sum(W * W))
 
 
 # ------------------------------------------------------------------------------ exactness
@@ -103,7 +104,7 @@ def test_compiled_objective_equals_recomputed(fit_intercept, weighted):
 def test_program_is_the_training_objective():
     """The program's optimum has no constant offset, and cvxpy re-solves it to the same value."""
     X, R = _noisy()
-    model = ag.AdversarialMatching(alpha=0.1).fit(X, R)
+    model = ag.AdversarialMatching(strength=0.1).fit(X, R)
     problem = model.program_.to_cvxpy()
     problem.solve()
     assert problem.value == pytest.approx(model.objective_, rel=1e-5)
@@ -113,12 +114,12 @@ def test_program_is_the_training_objective():
 def test_backends_agree_on_the_lp():
     X, R = _noisy()
     objectives = [
-        ag.AdversarialMatching(alpha=0.0, backend=backend).fit(X, R).objective_
+        ag.AdversarialMatching(strength=0.0, backend=backend).fit(X, R).objective_
         for backend in ("highs", "cvxpy")
     ]
     assert objectives[0] > 0.1  # a non-trivial optimum
     assert objectives[0] == pytest.approx(objectives[1], rel=OBJECTIVE_RTOL)
-    model = ag.AdversarialMatching(alpha=0.0).fit(X, R)
+    model = ag.AdversarialMatching(strength=0.0).fit(X, R)
     assert model.program_.kind == "LP"
     assert model.objective_ == pytest.approx(_recomputed(model, X, R), rel=OBJECTIVE_RTOL)
 
@@ -144,7 +145,7 @@ def test_inaccurate_solution_raises(monkeypatch):
 def test_perturbations_never_lower_the_objective():
     """Convexity + optimality, checked without the solver: J(optimum + t d) >= J(optimum)."""
     X, R = _noisy(n=30)
-    model = ag.AdversarialMatching(alpha=0.05).fit(X, R)
+    model = ag.AdversarialMatching(strength=0.05).fit(X, R)
     best = _recomputed(model, X, R)
     rng = np.random.default_rng(2)
     for _ in range(10):
@@ -204,7 +205,7 @@ def test_decision_scores_shape_and_map_decoding():
 # --------------------------------------------------------------------------- conventions
 def test_clone_get_params_and_pickle():
     X, R = _noisy()
-    model = ag.AdversarialMatching(alpha=0.1, decode="predictor")
+    model = ag.AdversarialMatching(strength=0.1, decode="predictor")
     assert clone(model).get_params() == model.get_params()
     model.fit(X, R)
     before = model.predict(X)  # decode='predictor' solves the game LP: builds a HiGHS model
@@ -247,8 +248,9 @@ def test_check_estimator(estimator):
 @pytest.mark.parametrize(
     "params, match",
     [
+        ({"strength": -1.0}, "strength"),
+        ({"strength": np.nan}, "strength"),
         ({"alpha": -1.0}, "alpha"),
-        ({"alpha": np.nan}, "alpha"),
         ({"solver": "lbfgs"}, "solver"),
         ({"backend": "gurobi"}, "backend"),
         ({"decode": "argmax"}, "decode"),
@@ -286,3 +288,44 @@ def test_bad_input():
         model.predict(X[:, :2])
     with pytest.raises(ValueError, match="fitted on 3"):
         model.score(X, np.tile([1, 2, 3, 4], (10, 1)))
+
+
+# ------------------------------------------------------------------------ certified gap, names
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_gap_is_certified_against_the_exact_optimum(fit_intercept):
+    """``gap_`` comes from a dual bound: tiny for the compiled QP, and for AdaGrad at least its
+    true distance to the compiled optimum (the independent reference) yet finite."""
+    X, R = _iris()
+    params = {"strength": 0.1, "fit_intercept": fit_intercept}
+    exact = ag.AdversarialMatching(solver="compile", **params).fit(X, R)
+    assert exact.converged_ == "optimal"
+    assert 0.0 <= exact.gap_ < 1e-6
+    approx = ag.AdversarialMatching(
+        solver="subgradient", max_iter=20, random_state=0, **params
+    ).fit(X, R)
+    assert approx.converged_ == "uncertified"
+    assert approx.objective_ - exact.objective_ - 1e-8 <= approx.gap_ < np.inf
+    objective = MatchingObjective(
+        approx.permutation_game_, X, R, np.full(len(X), 1 / len(X)), 0.1, fit_intercept
+    )
+    bound = objective.dual_bound(objective.adversary(approx.coef_, approx.intercept_))
+    assert bound <= exact.objective_ + 1e-8  # weak duality
+    assert approx.gap_ == pytest.approx(approx.objective_ - bound)
+
+
+def test_gap_without_a_penalty():
+    """``strength=0`` has no dual bound: the LP's optimal status, or an uncertified AdaGrad."""
+    X, R = _noisy()
+    exact = ag.AdversarialMatching(strength=0.0).fit(X, R)
+    assert (exact.converged_, exact.gap_) == ("optimal", 0.0)
+    approx = ag.AdversarialMatching(strength=0.0, solver="subgradient", max_iter=2).fit(X, R)
+    assert (approx.converged_, approx.gap_) == ("uncertified", np.inf)
+
+
+def test_alpha_is_a_deprecated_name_of_strength():
+    X, R = _noisy()
+    new = ag.AdversarialMatching(strength=0.3).fit(X, R)
+    with pytest.warns(FutureWarning, match="use strength="):
+        old = ag.AdversarialMatching(alpha=0.3).fit(X, R)
+    np.testing.assert_allclose(old.coef_, new.coef_, atol=1e-8)
+    assert repr(old.game_.uncertainty) == repr(new.game_.uncertainty) == "SoftMoments(lam=0.3)"

@@ -738,3 +738,29 @@ def test_unbounded_acceptance_regions_warn_and_the_warning_is_true():
     unbounded = -gps.rho_ >= gps.thresholds_
     far = np.array([[1e3, 1e3], [-1e3, 5e2]])
     assert np.array_equal(gps.predict_set(far), np.tile(unbounded, (2, 1)))
+
+
+def test_class_gap_brackets_the_primal_optimum():
+    """``class_gap_``: the primal (Eq. 6) at the fitted ``w`` and its best offset minus the dual
+    bound; the primal solved directly by cvxpy (the independent reference) lies in between."""
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(0.0, 1.0, (8, 2)), rng.normal(4.0, 1.0, (8, 2))])
+    y = np.repeat([0, 1], 8)
+    X_unl = rng.normal(1.0, 2.0, (10, 2))
+    gamma, C = 0.2, 0.3
+    gps = GeneralizedPredictionSet(error_rate=gamma, kernel="linear", C=C, calibration=None)
+    gps.fit(X, y, X_unl)
+    for k, X_k in enumerate((X[:8], X[8:])):
+        w, rho = cp.Variable(2), cp.Variable()
+        eta, xi = cp.Variable(8, nonneg=True), cp.Variable(10, nonneg=True)
+        problem = cp.Problem(
+            cp.Minimize(0.5 * cp.sum_squares(w) - rho + C * cp.sum(xi)),
+            [eta >= 1 - X_k @ w + rho, cp.sum(eta) <= 8 * gamma, xi >= 1 + X_unl @ w - rho],
+        )
+        problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+        lower = -gps.dual_objective_[k]
+        assert lower <= problem.value + 1e-7
+        assert lower + gps.class_gap_[k] >= problem.value - 1e-7
+        assert 0.0 <= gps.class_gap_[k] < 1e-6
+    assert gps.gap_ == pytest.approx(gps.class_gap_.sum())
+    assert gps.converged_ == "optimal"

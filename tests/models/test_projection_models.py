@@ -38,8 +38,8 @@ def _recomputed(model, X, targets):
     shape = model._set_shape(model.projection_set_)
     value, G = loss.value_and_gradient(T.reshape(len(X), *shape), targets.reshape(len(X), *shape))
     W = model.coef_
-    objective = value.mean() + 0.5 * model.alpha * np.sum(W * W)
-    grad_W = X.T @ G.reshape(len(X), -1) / len(X) + model.alpha * W
+    objective = value.mean() + 0.5 * model.strength_ * np.sum(W * W)
+    grad_W = X.T @ G.reshape(len(X), -1) / len(X) + model.strength_ * W
     grad_b = G.reshape(len(X), -1).mean(axis=0)
     return objective, max(np.abs(grad_W).max(), np.abs(grad_b).max())
 
@@ -48,7 +48,7 @@ def _recomputed(model, X, targets):
 @pytest.mark.parametrize("geometry", ["euclidean", "kl"])
 def test_classifier_reaches_a_stationary_point_of_the_stated_objective(iris, polytope, geometry):
     X, y = iris
-    model = ag.ProjectionClassifier(polytope=polytope, geometry=geometry, alpha=0.05).fit(X, y)
+    model = ag.ProjectionClassifier(polytope=polytope, geometry=geometry, strength=0.05).fit(X, y)
     objective, gradient = _recomputed(model, X, np.eye(3)[y])
     assert objective == pytest.approx(model.objective_, rel=1e-9)
     assert gradient < 1e-5
@@ -57,7 +57,7 @@ def test_classifier_reaches_a_stationary_point_of_the_stated_objective(iris, pol
 def test_kl_simplex_is_multinomial_logistic_regression(iris):
     X, y = iris
     alpha = 0.02
-    ours = ag.ProjectionClassifier(geometry="kl", alpha=alpha, tol=1e-10).fit(X, y)
+    ours = ag.ProjectionClassifier(geometry="kl", strength=alpha, tol=1e-10).fit(X, y)
     reference = LogisticRegression(C=1.0 / (alpha * len(y)), tol=1e-12, max_iter=10_000).fit(X, y)
     np.testing.assert_allclose(ours.predict_marginals(X), reference.predict_proba(X), atol=1e-5)
 
@@ -65,7 +65,7 @@ def test_kl_simplex_is_multinomial_logistic_regression(iris):
 def test_no_projection_is_ridge_regression_on_the_encodings(iris):
     X, y = iris
     alpha = 0.1
-    ours = ag.ProjectionClassifier(polytope="none", alpha=alpha, tol=1e-10).fit(X, y)
+    ours = ag.ProjectionClassifier(polytope="none", strength=alpha, tol=1e-10).fit(X, y)
     reference = Ridge(alpha=alpha * len(y)).fit(X, np.eye(3)[y])
     np.testing.assert_allclose(ours.coef_, reference.coef_.T, atol=1e-6)
     np.testing.assert_allclose(ours.intercept_, reference.intercept_, atol=1e-6)
@@ -73,16 +73,18 @@ def test_no_projection_is_ridge_regression_on_the_encodings(iris):
 
 def test_linear_kernel_equals_the_linear_model(iris):
     X, y = iris
-    linear = ag.ProjectionClassifier(alpha=0.1, tol=1e-10).fit(X, y)
-    kernel = ag.ProjectionClassifier(alpha=0.1, kernel="linear", tol=1e-10, max_iter=5000).fit(X, y)
+    linear = ag.ProjectionClassifier(strength=0.1, tol=1e-10).fit(X, y)
+    kernel = ag.ProjectionClassifier(strength=0.1, kernel="linear", tol=1e-10, max_iter=5000).fit(
+        X, y
+    )
     np.testing.assert_allclose(kernel.decision_scores(X), linear.decision_scores(X), atol=1e-4)
 
 
 def test_integer_weights_equal_repetition(iris):
     X, y = iris
     w = np.random.default_rng(0).integers(0, 3, size=len(y))
-    weighted = ag.ProjectionClassifier(alpha=0.1, tol=1e-10).fit(X, y, sample_weight=w)
-    repeated = ag.ProjectionClassifier(alpha=0.1, tol=1e-10).fit(
+    weighted = ag.ProjectionClassifier(strength=0.1, tol=1e-10).fit(X, y, sample_weight=w)
+    repeated = ag.ProjectionClassifier(strength=0.1, tol=1e-10).fit(
         np.repeat(X, w, 0), np.repeat(y, w)
     )
     np.testing.assert_allclose(weighted.coef_, repeated.coef_, atol=1e-6)
@@ -90,7 +92,7 @@ def test_integer_weights_equal_repetition(iris):
 
 def test_ordinal_decoding_is_the_median_of_the_projected_distribution(iris):
     X, y = iris
-    model = ag.ProjectionClassifier(loss="absolute", alpha=0.1).fit(X, y)
+    model = ag.ProjectionClassifier(loss="absolute", strength=0.1).fit(X, y)
     u = model.predict_marginals(X)  # u_i = P(Y > i) on the order simplex
     assert ag.polytopes.OrderSimplex().contains(u).all()
     median = np.sum(u > 0.5, axis=1)  # the ties u_i = 1/2 do not occur here
@@ -102,11 +104,13 @@ def test_multilabel_knapsack_and_cube(tmp_path):
     low, high = knapsack_bounds(Y)
     counts = Y.sum(axis=1)
     assert low == 0 and high == int(np.ceil(counts.mean() + counts.std()))
-    knapsack = ag.ProjectionClassifier(alpha=0.1).fit(X, Y)
+    knapsack = ag.ProjectionClassifier(strength=0.1).fit(X, Y)
     assert repr(knapsack.projection_set_) == f"Knapsack(low=0, high={high})"
     predicted = knapsack.predict(X)
     assert predicted.shape == Y.shape and predicted.sum(axis=1).max() <= high
-    cube = ag.ProjectionClassifier(polytope="unit_cube", decoding="unit_cube", alpha=0.1).fit(X, Y)
+    cube = ag.ProjectionClassifier(polytope="unit_cube", decoding="unit_cube", strength=0.1).fit(
+        X, Y
+    )
     assert np.mean(cube.predict(X) == Y) > 0.8
     # the knapsack decoding is the cube decoding capped at `high` labels
     u = knapsack.predict_marginals(X)
@@ -116,8 +120,8 @@ def test_multilabel_knapsack_and_cube(tmp_path):
 
 def test_label_ranker_birkhoff_beats_unit_cube_decoding(ranking):
     X, R = ranking
-    birkhoff = ag.LabelRanker(alpha=1e-2).fit(X, R)
-    cube = ag.LabelRanker(polytope="unit_cube", decoding="unit_cube", alpha=1e-2).fit(X, R)
+    birkhoff = ag.LabelRanker(strength=1e-2).fit(X, R)
+    cube = ag.LabelRanker(polytope="unit_cube", decoding="unit_cube", strength=1e-2).fit(X, R)
     assert birkhoff.score(X, R) > cube.score(X, R)
     ranks = birkhoff.predict(X)
     assert np.array_equal(np.sort(ranks, axis=1), np.tile([1, 2, 3], (len(X), 1)))
@@ -141,7 +145,7 @@ def test_label_ranker_birkhoff_beats_unit_cube_decoding(ranking):
 )
 def test_label_ranker_combinations_are_stationary(ranking, polytope, geometry, decoding):
     X, R = ranking
-    model = ag.LabelRanker(polytope=polytope, geometry=geometry, decoding=decoding, alpha=0.05)
+    model = ag.LabelRanker(polytope=polytope, geometry=geometry, decoding=decoding, strength=0.05)
     model.fit(X, R)
     if polytope == "permutahedron":
         targets = 4.0 - R
@@ -155,7 +159,7 @@ def test_label_ranker_combinations_are_stationary(ranking, polytope, geometry, d
 
 def test_permutahedron_decoding_sorts_the_scores(ranking):
     X, R = ranking
-    model = ag.LabelRanker(polytope="permutahedron", alpha=0.1).fit(X, R)
+    model = ag.LabelRanker(polytope="permutahedron", strength=0.1).fit(X, R)
     scores = model.predict_marginals(X)
     expected = np.argsort(np.argsort(-scores, axis=1, kind="stable"), axis=1) + 1
     np.testing.assert_array_equal(model.predict(X), expected)
@@ -167,7 +171,7 @@ def test_pipeline_grid_search_pickle_and_pandas(iris):
     frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(4)])
     search = GridSearchCV(
         make_pipeline(StandardScaler(), ag.ProjectionClassifier()),
-        {"projectionclassifier__alpha": [0.01, 1.0]},
+        {"projectionclassifier__strength": [0.01, 1.0]},
         cv=3,
     ).fit(frame, y)
     assert search.score(frame, y) > 0.9
@@ -190,7 +194,7 @@ def _ranking_arrays():
         ag.ProjectionClassifier(),
         ag.ProjectionClassifier(geometry="kl"),
         ag.ProjectionClassifier(loss="absolute"),
-        ag.ProjectionClassifier(polytope="unit_cube", kernel="rbf", alpha=0.1),
+        ag.ProjectionClassifier(polytope="unit_cube", kernel="rbf", strength=0.1),
     ],
     ids=repr,
 )
@@ -208,9 +212,9 @@ def test_check_estimator(estimator):
         ({"decoding": "unit_cube"}, "iris", "decoding must be"),
         ({"loss": "absolute", "polytope": "simplex"}, "iris", "polytope must be"),
         ({"loss": "hamming"}, "iris", "indicator target"),
-        ({"alpha": -1.0}, "iris", "alpha must be"),
+        ({"strength": -1.0}, "iris", "strength must be"),
         ({"geometry": "l2"}, "iris", "geometry must be"),
-        ({"kernel": "rbf", "alpha": 0.0}, "iris", "alpha > 0"),
+        ({"kernel": "rbf", "strength": 0.0}, "iris", "strength > 0"),
         ({"max_iter": 0}, "iris", "max_iter"),
         ({"knapsack_bounds": (0, 9)}, "multilabel", "high <= k"),
         ({"knapsack_bounds": 3}, "multilabel", "knapsack_bounds"),
@@ -255,7 +259,7 @@ def test_label_ranker_bad_input(ranking, params, R, match):
 
 def test_label_ranker_score_checks_width(ranking):
     X, R = ranking
-    model = ag.LabelRanker(alpha=1.0).fit(X, R)
+    model = ag.LabelRanker(strength=1.0).fit(X, R)
     with pytest.raises(ValueError, match="fitted on 3"):
         model.score(X, np.tile([1, 2, 3, 4], (len(X), 1)))
 

@@ -304,10 +304,10 @@ def test_n_jobs_reaches_every_parallel_batch(monkeypatch, tmp_path, capsys):
     calls = []
     original = seed000._parallel
 
-    def spy(units, n_jobs, costs):
+    def spy(units, n_jobs, costs, bar=None):
         units = list(units)
         calls.append((n_jobs, len(units)))
-        return original(units, n_jobs, costs)
+        return original(units, n_jobs, costs, bar)
 
     monkeypatch.setattr(seed000, "_parallel", spy)
     out = tmp_path / "seed000.json"

@@ -343,7 +343,8 @@ def test_an_uncertified_smoothing_run_says_so_and_keeps_a_valid_gap(monkeypatch,
     X, y = vehicle
     with pytest.warns(ag.exceptions.ConvergenceWarning, match="not certified"):
         model = ag.AdversarialClassifier(solver="smoothing", max_iter=3, tol=1e-9).fit(X, y)
-    assert model.converged_.startswith("max_iter=3 reached")
+    assert model.converged_ == "uncertified"
+    assert model.stop_reason_.startswith("max_iter=3 reached")
     exact = ag.AdversarialClassifier(solver="compile").fit(X, y)
     assert np.isfinite(model.gap_) and model.gap_ > 1e-9 * model.objective_
     assert model.objective_ - model.gap_ <= exact.objective_ + 1e-7

@@ -13,6 +13,7 @@ from sklearn.preprocessing import StandardScaler
 
 import advgame as ag
 from advgame import closed_forms
+from advgame._estimator.inputs import distinct_rows
 from advgame._kernels import dual_row_gaps, kernel_dual_epoch, linear_dual_epoch
 from advgame.exceptions import NotApplicableError
 from advgame.solvers import (
@@ -260,10 +261,10 @@ def test_the_classifier_certifies_by_dual_ascent_where_it_applies(iris):
     X = StandardScaler().fit_transform(X[:500])
     y = y[:500]
     model = ag.AdversarialClassifier().fit(X, y)
-    fmap, n = model.feature_map_, len(y)
-    w = np.full(n, 1.0 / n)
-    game, design = model.game_.game(), fmap.bind(X).X1
-    ascent = fit_linear_dual(game, design, y, w, model.uncertainty_, 1e-4, switch=True)
+    # the classifier fits the distinct rows in their canonical order (its sample-weight rule)
+    X, y, w = distinct_rows(X, y, np.ones(len(y)))
+    game, design = model.game_.game(), model.feature_map_.bind(X).X1
+    ascent = fit_linear_dual(game, design, y, w / w.sum(), model.uncertainty_, 1e-4, switch=True)
     assert ascent.message == model.converged_ == "certified"
     assert model.n_iter_ == ascent.n_iter > solvers.DENSE_EPOCHS
     np.testing.assert_array_equal(model.theta_, ascent.theta)

@@ -19,7 +19,8 @@ import numpy as np
 from ...benchmarks.protocol import Progress
 from ...benchmarks.report import report_header, run_meta
 from ...datasets import quantile_bins
-from .plans import compare_plans
+from ...losses import LossMatrix
+from .plans import compare_plans, matrix_plans
 from .protocol import (
     _class_labels,
     _experiment_args,
@@ -61,7 +62,9 @@ __all__ = [
 COMPARE_TITLES = {
     "zero-one": "Zero-one loss: accuracy % (higher is better)",
     "ordinal": "Ordinal loss: mean absolute error in classes (lower is better)",
-    "abstain": f"Abstention loss with alpha = {ALPHA:g} [% abstained] (lower is better)",
+    "abstain": "Abstention loss with alpha = {alpha:g} [% abstained] (lower is better)",
+    "matrix": "Your loss matrix ({shape}): mean loss L[a, y] of the actions played (lower is "
+    "better)",
 }
 _CITATION = (
     'Fathony et al., "Consistent Robust Adversarial Prediction for General Multiclass '
@@ -149,6 +152,7 @@ def compare(
     settings=None,
     name="data",
     progress=None,
+    alpha=None,
 ):
     """The adversarial model against its baselines on your data, by Fathony et al.'s (2018a)
     protocol.
@@ -168,11 +172,15 @@ def compare(
     y : array-like of shape (n,)
         Labels: any values for ``'zero_one'`` and ``'abstain'``; ordered numbers for
         ``'ordinal'`` (or a continuous target with ``bins``).
-    loss : {'zero_one', 'ordinal', 'abstain'}
+    loss : {'zero_one', 'ordinal', 'abstain'} or LossMatrix
         ``'zero_one'``: accuracy of AL01 against WW, CS, LLW (multiclass SVMs) and logistic
         regression; ``'ordinal'``: mean absolute error of AL-th / AL-mc against threshold SVMs
-        and the reductions; ``'abstain'``: abstention loss (``alpha = 1/2``) of ALabs against OVA
-        and CS with abstention.
+        and the reductions; ``'abstain'``: abstention loss (cost ``alpha``) of ALabs against OVA
+        and CS with abstention (their abstain rules are the paper's, consistent for
+        ``alpha = 1/2``).  A :class:`~advgame.losses.LossMatrix` ``L[a, y]`` (its columns the
+        sorted distinct labels of ``y``): the mean ``L[a, y]`` of the actions played by
+        ``AdversarialClassifier(loss=L)`` (AL) and by logistic regression deciding by the Bayes
+        rule for ``L``, ``argmin_a sum_y L[a, y] p_y`` (LR-Bayes).
     splits : int, default=10
         Random splits, at most :data:`MAX_COMPARE_SPLITS`; with 6 or more the best model and
         those not significantly worse are marked ``*`` (paired Wilcoxon test).
@@ -195,6 +203,9 @@ def compare(
         Name of the data set in the table.
     progress : Progress or None
         Progress lines on stderr (default ``Progress('compare')``).
+    alpha : float in (0, 1) or None
+        The abstention cost of ``loss='abstain'`` (None: 1/2, as in the paper); only with that
+        loss.
 
     Returns
     -------
@@ -203,8 +214,19 @@ def compare(
     report : str
         The table, with a header describing the data and the protocol.
     """
-    if loss not in COMPARE_LOSSES:
-        raise ValueError(f"loss must be one of {', '.join(COMPARE_LOSSES)}; got {loss!r}.")
+    matrix = loss if isinstance(loss, LossMatrix) else None
+    if matrix is None and loss not in COMPARE_LOSSES:
+        raise ValueError(
+            f"loss must be one of {', '.join(COMPARE_LOSSES)} or a LossMatrix; got {loss!r}."
+        )
+    if alpha is not None:
+        if loss != "abstain":
+            raise ValueError(f"alpha (the abstention cost) needs loss='abstain'; got {loss!r}.")
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)):
+            raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}.")
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must be in (0, 1), the cost of abstaining; got {alpha!r}.")
+    alpha = ALPHA if alpha is None else float(alpha)
     if kernel not in ("linear", "rbf"):
         raise ValueError(f"kernel must be 'linear' or 'rbf'; got {kernel!r}.")
     for label, value, high in (("splits", splits, MAX_COMPARE_SPLITS), ("n_jobs", n_jobs, None)):
@@ -235,8 +257,13 @@ def compare(
             "that the exact baselines are fitted on; give max_rows (--max-rows) to subsample that "
             "many rows afresh for each split."
         )
-    table = COMPARE_LOSSES[loss]
+    table = "matrix" if matrix is not None else COMPARE_LOSSES[loss]
     target, labeler, strata, classes = _compare_target(y, table, bins, test_size)
+    if matrix is not None and matrix.n_labels != np.unique(target).size:
+        raise ValueError(
+            f"the loss matrix has {matrix.n_labels} label columns but the target has "
+            f"{np.unique(target).size} classes ({classes}); its columns are the sorted labels."
+        )
     settings = replace(settings or COMPARE, splits=int(splits), jobs=int(n_jobs))
     tuning = settings.linear if kernel == "linear" else settings.rbf
     rows = X.shape[0] if max_rows is None else min(max_rows, X.shape[0])
@@ -252,7 +279,7 @@ def compare(
     records = evaluate(
         X,
         target,
-        compare_plans(table, kernel),
+        matrix_plans(matrix) if matrix is not None else compare_plans(table, kernel, alpha),
         labeler,
         (table,),
         kernel,
@@ -260,7 +287,7 @@ def compare(
         np.random.default_rng(random_state),
         progress,
         dataset=name,
-        label=f"{name} ({loss}, {kernel})",
+        label=f"{name} ({'matrix' if matrix is not None else loss}, {kernel})",
         rows=max_rows,
         test_fraction=float(test_size),
         strata=strata,
@@ -290,7 +317,9 @@ def compare(
         f"{MIN_SPLITS_FOR_TEST} splits); {meta['seconds']:g} s.",
         "",
     ]
-    title = COMPARE_TITLES[table] + (", Gaussian kernel" if kernel == "rbf" else "")
+    shape = None if matrix is None else f"{matrix.n_actions} actions x {matrix.n_labels} labels"
+    title = COMPARE_TITLES[table].format(alpha=alpha, shape=shape)
+    title += ", Gaussian kernel" if kernel == "rbf" else ""
     lines += format_table(title, records, None, 1 if table == "zero-one" else 3, table == "abstain")
     return records, "\n".join(lines)
 

@@ -21,6 +21,8 @@ Models
     :class:`~advgame.baselines.CrammerSingerAbstain` (CS, ``tau = 1/2``).
 """
 
+from functools import partial
+
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
@@ -41,7 +43,7 @@ from ...models import AdversarialClassifier
 from .settings import SEED
 from .tables import ALPHA, COLUMNS
 
-__all__ = ["compare_plans"]
+__all__ = ["compare_plans", "matrix_plans"]
 
 
 def _adversarial(loss, **options):
@@ -80,10 +82,10 @@ def _zero_one_loss(predicted, y):
     return float(np.mean(predicted != y))
 
 
-def _abstention_loss(predicted, y):
-    """Fathony et al. (2018a), §7.3: 0 if right, 1 if wrong, ``ALPHA`` if abstained (``-1``)."""
+def _abstention_loss(predicted, y, alpha=ALPHA):
+    """Fathony et al. (2018a), §7.3: 0 if right, 1 if wrong, ``alpha`` if abstained (``-1``)."""
     abstained = predicted == -1
-    return float(np.mean(np.where(abstained, ALPHA, predicted != y)))
+    return float(np.mean(np.where(abstained, alpha, predicted != y)))
 
 
 def _absolute_error(predicted, y):
@@ -102,11 +104,12 @@ def _predict_plain(model, X):
     return model.classes_[np.argmax(scores, axis=1)]
 
 
-def _multiclass_plans(exact_kernel=False):
-    """(column, model factory, {table: (scorer, predict)}) of Tables 2 and 6; without LR when
-    ``exact_kernel`` (exact Gaussian kernels: LR, not in the paper, has no kernel form here)."""
+def _multiclass_plans(exact_kernel=False, alpha=ALPHA):
+    """(column, model factory, {table: (scorer, predict)}) of Tables 2 and 6 (abstention cost
+    ``alpha``); without LR when ``exact_kernel`` (exact Gaussian kernels: LR, not in the paper,
+    has no kernel form here)."""
     zero_one = (_zero_one_loss, _predict)
-    abstention = (_abstention_loss, _predict)
+    abstention = (partial(_abstention_loss, alpha=alpha), _predict)
     cs_scorers = {"zero-one": (_zero_one_loss, _predict_plain), "abstain": abstention}
     # Gaussian: dual coordinate ascent on the Gram matrix (regularised offsets)
     dual = {"backend": "dual", "fit_intercept": True}
@@ -117,7 +120,7 @@ def _multiclass_plans(exact_kernel=False):
         # linear too: the interior-point method of backend='dual' (free offsets)
         ("LLW", _svm(LeeLinWahbaSVC, **dual), {"zero-one": zero_one}),
         ("LR", _logistic, {"zero-one": zero_one}),
-        ("ALabs", _adversarial("abstain", alpha=ALPHA), {"abstain": abstention}),
+        ("ALabs", _adversarial("abstain", alpha=alpha), {"abstain": abstention}),
         # linear: the interior-point method of backend='dual' (free offsets, as the QP);
         # Gaussian: libsvm's SMO on the k binary SVMs (the same program, no eigen features)
         (
@@ -154,14 +157,43 @@ def _ordinal_plans(kernel):
     return tuple((column, make, mae) for column, make in models)
 
 
-def compare_plans(table, kernel="linear"):
-    """The models of ``table`` (``'zero-one'``, ``'ordinal'``, ``'abstain'``): the adversarial
-    model first, then the baselines Fathony et al. (2018a) compare it with (:data:`COLUMNS`)."""
+def _played_loss(L, actions, y):
+    """The mean of ``L[a_i, y_i]`` over the played action indices ``actions``."""
+    return float(np.mean(L[actions, y]))
+
+
+def _adversarial_action(model, X):
+    """The action the adversarial model plays: the argmax of its minimax ``p*``."""
+    return np.argmax(model.predict_action_proba(X), axis=1)
+
+
+def _bayes_action(L, model, X):
+    """The Bayes rule for ``L`` on the model's probabilities: ``argmin_a sum_y L[a, y] p_y``."""
+    return np.argmin(model.predict_proba(X) @ L.T, axis=1)
+
+
+def matrix_plans(L):
+    """The models of a user's loss matrix ``L[a, y]`` (a :class:`~advgame.losses.LossMatrix`
+    over the labels ``0..k-1``): ``AdversarialClassifier(loss=L)`` (AL) and logistic regression
+    deciding by the Bayes rule for ``L`` (LR-Bayes), each scored by the mean ``L[a, y]`` of the
+    action it plays (:data:`~.tables.MATRIX_COLUMNS`)."""
+    matrix = np.asarray(L.matrix, dtype=np.float64)
+    scorer = partial(_played_loss, matrix)
+    return (
+        ("AL", _adversarial(L), {"matrix": (scorer, _adversarial_action)}),
+        ("LR-Bayes", _logistic, {"matrix": (scorer, partial(_bayes_action, matrix))}),
+    )
+
+
+def compare_plans(table, kernel="linear", alpha=ALPHA):
+    """The models of ``table`` (``'zero-one'``, ``'ordinal'``, ``'abstain'`` with the
+    abstention cost ``alpha``): the adversarial model first, then the baselines Fathony et al.
+    (2018a) compare it with (:data:`COLUMNS`)."""
     if table == "ordinal":
         return _ordinal_plans(kernel)
     plans = [
         (column, make, {table: scorers[table]})
-        for column, make, scorers in _multiclass_plans()
+        for column, make, scorers in _multiclass_plans(alpha=alpha)
         if table in scorers
     ]
     order = COLUMNS[table, kernel]

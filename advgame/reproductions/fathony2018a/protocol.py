@@ -89,6 +89,7 @@ from itertools import product
 
 import numpy as np
 from joblib import Parallel, delayed
+from joblib.parallel import get_active_backend
 from sklearn.datasets import load_iris
 from sklearn.decomposition import KernelPCA
 from sklearn.model_selection import KFold, StratifiedKFold
@@ -249,7 +250,7 @@ def _unit(function, args, single_thread):
         return function(*args), time.perf_counter() - start
 
 
-def _parallel(units, n_jobs, costs):
+def _parallel(units, n_jobs, costs, bar=None):
     """``[function(*args) for function, args in units]`` through ``joblib.Parallel`` with the
     active backend (``joblib.parallel_config`` chooses loky, threading, dask, ray, ...), and
     each unit's seconds; both in the order of ``units``.
@@ -257,11 +258,17 @@ def _parallel(units, n_jobs, costs):
     The units are dispatched in decreasing order of their estimated ``costs`` (longest
     processing time first), so that a long unit does not start last and leave the other
     workers idle while it runs; results do not depend on the order (every unit is seeded on
-    its own)."""
+    its own).  ``bar(results, total)``, if given, wraps the results as they come (a progress
+    bar; all at once with a backend that cannot stream them, such as multiprocessing)."""
     units = list(units)
     order = sorted(range(len(units)), key=lambda i: -costs[i])
     single = n_jobs != 1
-    done = Parallel(n_jobs=n_jobs)(delayed(_unit)(*units[i], single) for i in order)
+    streams = getattr(get_active_backend()[0], "supports_return_generator", False)
+    done = Parallel(n_jobs=n_jobs, return_as="generator" if streams and bar else "list")(
+        delayed(_unit)(*units[i], single) for i in order
+    )
+    if bar is not None:
+        done = bar(done, len(order))
     results, seconds = [None] * len(units), [0.0] * len(units)
     for i, (result, elapsed) in zip(order, done):
         results[i], seconds[i] = result, elapsed
@@ -353,9 +360,9 @@ class _Tuner:
         return chosen
 
 
-def _tune_all(tuners, n_jobs, messages):
+def _tune_all(tuners, n_jobs, messages, bar=None):
     """Run the tuners' stages, each stage of every tuner in one parallel batch; ``messages[i]``
-    receives tuner ``i``'s progress lines."""
+    receives tuner ``i``'s progress lines, ``bar`` wraps each batch (:func:`_parallel`)."""
     for stage in (1, 2):
         batch = [(t, t.todo(stage), m) for t, m in zip(tuners, messages) if t.stages() >= stage]
         for tuner, todo, message in batch:
@@ -367,7 +374,7 @@ def _tune_all(tuners, n_jobs, messages):
             more, estimates = tuner.units(todo)
             units += more
             costs += estimates
-        results, seconds = _parallel(units, n_jobs, costs)
+        results, seconds = _parallel(units, n_jobs, costs, bar)
         start = 0
         for tuner, todo, _ in batch:
             end = start + len(todo) * len(tuner.folds)
@@ -503,7 +510,11 @@ def _evaluate_all(jobs, n_jobs, progress):
             )
         )
     messages = [partial(lambda label, m: progress(f"{label}: {m}"), job.label) for job in jobs]
-    chosen = _tune_all(tuners, n_jobs, messages)
+
+    def bar(results, total):
+        return progress.bar(results, "fit", total)
+
+    chosen = _tune_all(tuners, n_jobs, messages, bar)
     units, costs = [], []
     for job, tuner, picked in zip(jobs, tuners, chosen):
         count, fold_rows = len(job.pairs), tuner.train.size * (1.0 - 1.0 / len(tuner.folds))
@@ -534,7 +545,7 @@ def _evaluate_all(jobs, n_jobs, progress):
                 units.append((_split_unit, args))
                 costs.append(tuned[p] * train.size / fold_rows)
 
-    results, seconds = _parallel(units, n_jobs, costs)
+    results, seconds = _parallel(units, n_jobs, costs, bar)
     results, seconds = iter(results), iter(seconds)
     out = []
     for job, tuner, picked in zip(jobs, tuners, chosen):
@@ -686,7 +697,7 @@ def _record(table, kernel, dataset, losses, splits):
     }
 
 
-def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None):
+def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None, progress=True):
     """Run Tables 2, 4, 5 and 6, print them, optionally write ``out`` (.json or .md).
 
     Parameters
@@ -707,6 +718,9 @@ def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None):
     settings : Settings or None
         Overrides ``quick``: e.g. :data:`SUBSAMPLED`, the earlier runs' subsampled rows and
         kernel principal components (see the module's notes).
+    progress : bool
+        Progress lines and, in a terminal, a bar over each parallel batch of fits; False is
+        quiet.
 
     Returns
     -------
@@ -736,7 +750,7 @@ def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None):
     rng = np.random.default_rng(SEED)
     meta = run_meta(settings=asdict(settings))
     start = time.perf_counter()
-    progress = Progress("seed000")
+    progress = Progress("fathony2018a", progress)
 
     plan = [
         ("multiclass", kernel, name) for kernel in settings.kernels for name in settings.multiclass

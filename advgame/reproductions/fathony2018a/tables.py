@@ -13,6 +13,7 @@ __all__ = [
     "ABSTAIN_COLUMNS",
     "ORDINAL_COLUMNS",
     "ORDINAL_RBF_COLUMNS",
+    "MATRIX_COLUMNS",
     "COLUMNS",
     "columns",
     "PAPER",
@@ -29,6 +30,9 @@ ZERO_ONE_COLUMNS = ("AL01", "WW", "CS", "LLW", "LR")
 ABSTAIN_COLUMNS = ("ALabs", "OVA", "CS")
 ORDINAL_COLUMNS = ("AL-th", "RED-th", "AT", "IT", "AL-mc", "RED-mc", "CSOSR", "CSOVO", "CSOVA")
 ORDINAL_RBF_COLUMNS = ("AL-th", "SVORIM", "SVOREX")
+#: ``advgame compare --matrix``: the adversarial model of a user's loss matrix and logistic
+#: regression deciding by the Bayes rule for it (not a table of the paper).
+MATRIX_COLUMNS = ("AL", "LR-Bayes")
 #: Column order of each (table, kernel).
 COLUMNS = {
     ("zero-one", "linear"): ZERO_ONE_COLUMNS,
@@ -37,6 +41,8 @@ COLUMNS = {
     ("ordinal", "rbf"): ORDINAL_RBF_COLUMNS,
     ("abstain", "linear"): ABSTAIN_COLUMNS,
     ("abstain", "rbf"): ABSTAIN_COLUMNS,
+    ("matrix", "linear"): MATRIX_COLUMNS,
+    ("matrix", "rbf"): MATRIX_COLUMNS,
 }
 
 
