@@ -161,3 +161,27 @@ def check_rankings(R, n_samples, n_labels=None, name="R", estimator=None):
             f"{bad.size} rows are not, e.g. row {bad[0]}: {R[bad[0]].tolist()}."
         )
     return R
+
+
+#: The range a weight total is clipped to where it sets a default strength (``1 / total``):
+#: weights of 1e308 or 1e-310 per row give a total beyond float64, and a strength of 0 or inf.
+WEIGHT_TOTAL_RANGE = (1e-12, 1e12)
+
+
+def unit_weights(sample_weight):
+    """Non-negative weights scaled to sum to one, divided by their largest entry first so that a
+    total beyond float64 (``1e308`` per row) or subnormal (``1e-310``) normalises like any
+    other: only the ratios matter."""
+    relative = sample_weight / sample_weight.max()
+    return relative / relative.sum()
+
+
+def weight_total(sample_weight):
+    """The sum of the weights, computed without overflow and clipped to
+    :data:`WEIGHT_TOTAL_RANGE` (for the default strengths ``1 / total``)."""
+    top = float(sample_weight.max())
+    relative = float((sample_weight / top).sum())
+    low, high = WEIGHT_TOTAL_RANGE
+    if top >= high or top * relative >= high:
+        return high
+    return float(min(max(top * relative, low), high))

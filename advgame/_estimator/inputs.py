@@ -48,7 +48,7 @@ def check_iteration_params(estimator, integers=("max_iter",), check_tol=True):
 def check_weights(sample_weight, X):
     """Sample weights as float64, one per row of ``X``: non-negative with a positive sum."""
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-    if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
+    if np.any(sample_weight < 0) or sample_weight.max() <= 0:  # max: a sum may overflow
         raise ValueError("sample_weight must be non-negative with a positive sum.")
     return sample_weight
 
@@ -128,6 +128,8 @@ def distinct_rows(X, y_index, sample_weight):
     X : ndarray of shape (m, d)
     y_index : ndarray of shape (m,)
     sample_weight : ndarray of shape (m,), positive
+        Relative to the largest input weight (only the ratios matter to the objective; the
+        default strengths read the total before this).
     """
     key = _row_hash(X, y_index)
     order = np.lexsort((y_index, key))
@@ -136,7 +138,8 @@ def distinct_rows(X, y_index, sample_weight):
     pairs = np.flatnonzero(same)
     same[pairs] = np.all(X[order[pairs]] == X[order[pairs + 1]], axis=1)  # not a collision
     starts = np.flatnonzero(np.r_[True, ~same])
-    weight = np.add.reduceat(sample_weight[order], starts)
+    top = sample_weight.max()  # relative weights: copies of 1e308 sum without overflow
+    weight = np.add.reduceat(sample_weight[order] / top, starts)
     keep = weight > 0
     first = order[starts[keep]]
     return X[first], y_index[first], weight[keep]

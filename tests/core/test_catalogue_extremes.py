@@ -50,24 +50,30 @@ def test_compile_weights_spanning_the_float_range():
 
 
 @pytest.mark.parametrize("scale", [1e308, 1e-310])
-def test_adversarial_classifier_weight_scale(scale):
-    base = ag.AdversarialClassifier(solver="compile").fit(X, Y)
-    scaled = ag.AdversarialClassifier(solver="compile").fit(X, Y, sample_weight=np.full(40, scale))
-    np.testing.assert_allclose(scaled.predict_proba(X), base.predict_proba(X), atol=1e-6)
+@pytest.mark.parametrize("solver", ["compile", "auto"])
+def test_adversarial_classifier_weight_scale(scale, solver):
+    """With an explicit strength the fit does not depend on a common weight scale."""
+    base = ag.AdversarialClassifier(strength=0.1, solver=solver).fit(X, Y)
+    scaled = ag.AdversarialClassifier(strength=0.1, solver=solver).fit(
+        X, Y, sample_weight=np.full(40, scale)
+    )
+    assert scaled.objective_ == pytest.approx(base.objective_, rel=1e-9)
+    np.testing.assert_allclose(scaled.predict_proba(X), base.predict_proba(X), atol=1e-9)
 
 
-@pytest.mark.parametrize("scale", [1e308, 1e-310])
-def test_adversarial_classifier_default_solver_weight_scale(scale):
-    base = ag.AdversarialClassifier().fit(X, Y)
-    scaled = ag.AdversarialClassifier().fit(X, Y, sample_weight=np.full(40, scale))
-    assert scaled.objective_ == pytest.approx(base.objective_, rel=1e-4)
+@pytest.mark.parametrize("scale, strength", [(1e308, 1e-12), (1e-310, 1e12)])
+def test_default_strength_of_extreme_weight_totals_is_clipped(scale, strength):
+    """The default strength is 1 / sum(sample_weight) (weights count as rows), clipped to
+    [1e-12, 1e12] where that total leaves float64: a fit, not 'lam must be > 0'."""
+    model = ag.AdversarialClassifier().fit(X, Y, sample_weight=np.full(40, scale))
+    assert model.uncertainty_.lam == strength and model.converged_ == "certified"
 
 
 @pytest.mark.parametrize("scale", [1e308, 1e-310])
 def test_minimax_regressor_weight_scale(scale):
     t = X @ np.array([1.0, -2.0, 0.5]) + 0.1 * np.random.default_rng(1).normal(size=40)
-    base = ag.MinimaxRegressor().fit(X, t).predict(X)
-    scaled = ag.MinimaxRegressor().fit(X, t, sample_weight=np.full(40, scale)).predict(X)
+    base = ag.MinimaxRegressor(radius=0.1).fit(X, t).predict(X)
+    scaled = ag.MinimaxRegressor(radius=0.1).fit(X, t, sample_weight=np.full(40, scale)).predict(X)
     np.testing.assert_allclose(scaled, base, rtol=1e-5, atol=1e-8)
     assert np.abs(base).max() > 0.1  # not the all-zero predictor
 
@@ -75,16 +81,28 @@ def test_minimax_regressor_weight_scale(scale):
 @pytest.mark.parametrize("scale", [1e308, 1e-310])
 def test_minimax_classifier_weight_scale(scale):
     yy = np.where(Y == 0, -1, 1)
-    base = ag.MinimaxClassifier(solver="fast").fit(X, yy)
-    scaled = ag.MinimaxClassifier(solver="fast").fit(X, yy, sample_weight=np.full(40, scale))
-    np.testing.assert_allclose(scaled.decision_function(X), base.decision_function(X), atol=1e-4)
+    base = ag.MinimaxClassifier(solver="fast", radius=0.1).fit(X, yy)
+    scaled = ag.MinimaxClassifier(solver="fast", radius=0.1).fit(
+        X, yy, sample_weight=np.full(40, scale)
+    )
+    np.testing.assert_allclose(scaled.decision_function(X), base.decision_function(X), atol=1e-6)
 
 
 @pytest.mark.parametrize("scale", [1e308, 1e-310])
 def test_projection_classifier_weight_scale(scale):
     base = ag.ProjectionClassifier().fit(X, Y)
     scaled = ag.ProjectionClassifier().fit(X, Y, sample_weight=np.full(40, scale))
-    np.testing.assert_allclose(scaled.coef_, base.coef_, atol=1e-5)
+    np.testing.assert_allclose(scaled.coef_, base.coef_, atol=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e308, 1e-310])
+def test_duplicated_rows_of_huge_weight_merge_without_overflow(scale):
+    Xd, Yd = np.vstack([X, X[:5]]), np.concatenate([Y, Y[:5]])
+    weights = np.full(45, scale)
+    doubled = np.where(np.arange(40) < 5, 2.0, 1.0)  # only the weights' ratios matter
+    a = ag.AdversarialClassifier(strength=0.1).fit(Xd, Yd, sample_weight=weights)
+    b = ag.AdversarialClassifier(strength=0.1).fit(X, Y, sample_weight=doubled)
+    np.testing.assert_allclose(a.theta_, b.theta_)
 
 
 def test_weights_that_are_all_zero_are_refused():
