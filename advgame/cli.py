@@ -37,6 +37,10 @@ Subcommands
     Fathony et al.'s (2018b) Table 1 protocol on synthetic ordinal sequences: the adversarial
     graphical model next to a CRF and a structured SVM under six node losses
     (:mod:`advgame.reproductions.fathony2018b`).
+``advgame bench auto``
+    CPU time of every exact or certified solver (compile, smoothing, L-BFGS certified) on the
+    classifier's agreement matrix, norm balls and kernels, against the one ``solver='auto'``
+    picks (:mod:`advgame.benchmarks.auto`; the report is docs/results/auto.md).
 ``advgame bench all`` (``--quick``, ``--out DIR``)
     Every benchmark in turn; with ``--out``, ``NAME.json`` and ``NAME.md`` for each in ``DIR``.
 ``advgame reproduce PAPER`` (or ``all``)
@@ -160,6 +164,11 @@ BENCHMARKS = (
         "PredictionGame.compile: build time per nonzero, peak memory, HiGHS vs closed forms",
         "n = 1,000 and 10,000, small solves",
     ),
+    (
+        "auto",
+        "solver='auto' vs the fastest certified solver (compile, smoothing, lbfgs) per problem",
+        "iris, 2 losses x 3 sets, one ball, small kernels, one run each",
+    ),
 )
 
 #: ``advgame reproduce PAPER``: (the paper's historical alias, the name of its run in
@@ -190,6 +199,7 @@ RUNS = {
     "graph": ".benchmarks.graph",
     "projections": ".benchmarks.projections",
     "compile": ".benchmarks.compile",
+    "auto": ".benchmarks.auto",
     "seed000": ".reproductions.fathony2018a",
     "minimax": ".reproductions.farnia_tse2016",
     "graphical": ".reproductions.fathony2018b",

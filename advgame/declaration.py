@@ -601,6 +601,8 @@ class PredictionGame:
             elif family == "graph":
                 body = explain.graph_lines(self.loss, L, example, self.polytope, self.uncertainty)
             else:
+                from .solvers.auto import AUTO_RULE  # the estimators' policy, for this family
+
                 body = explain.simplex_lines(
                     self.loss,
                     self.alpha,
@@ -610,6 +612,7 @@ class PredictionGame:
                     self.uncertainty,
                     self.polytope,
                 )
+                body = [*body, "", f"solver: {AUTO_RULE}"]
         return "\n".join([explain.rounded(self), "", *body])
 
     def _custom_multiclass(self):

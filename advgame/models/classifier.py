@@ -48,7 +48,7 @@ from ..solvers import SurrogateObjective
 from ..solvers._progress import Progress
 from ..solvers.auto import AUTO_CERTIFY_SIZE as AUTO_CERTIFY_SIZE  # its home: solvers.auto
 from ..solvers.auto import AUTO_COMPILE_ROWS as AUTO_COMPILE_ROWS
-from ..solvers.auto import auto_solver, fit_first_order
+from ..solvers.auto import describe_auto_choice, fit_first_order
 from ..uncertainty import SoftMoments, as_uncertainty
 
 if TYPE_CHECKING:
@@ -114,11 +114,17 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         ``lbfgs``: L-BFGS on the non-smooth surrogate with the fast path for ``q*``;
         ``subgradient``: averaged mini-batch AdaGrad; ``pegasos``: Fathony et al. 2018a, Algorithm 1, in
         mini-batch form (kernels, ``uncertainty='soft'``).  These three are certified afterwards
-        (see ``certify``): ``gap_`` bounds ``objective_ - optimum``.  ``auto`` uses ``smoothing``
-        wherever it applies (certified to ``tol``, and faster than compiling even for small
-        problems), ``compile`` for ``uncertainty='exact'`` (the dual bound needs a strictly
-        feasible moment set) and for other problems up to 2,000 game rows
-        (``n_samples * n_classes``), and ``lbfgs`` beyond.
+        (see ``certify``): ``gap_`` bounds ``objective_ - optimum``.  ``auto`` chooses by
+        measurement (``advgame bench auto``, docs/results/auto.md;
+        :func:`advgame.solvers.auto.describe_auto_choice` states the rule for a problem):
+        ``compile`` for ``uncertainty='exact'`` (the dual bound needs a strictly feasible
+        moment set), ``smoothing`` for soft moments and kernels; for the moment norm balls
+        ``compile`` up to 5,000 game rows (``n_samples * n_classes``) and ``smoothing`` beyond,
+        except that l2 and group balls of radius at least 0.01 and linf balls of radius at
+        least 0.1 are smoothed (but still compiled: a general loss on an l2 or group ball beyond
+        1,000 game rows, the zero-one loss on a group ball up to 1,000, a general loss on a linf
+        ball); where no smoothing applies, ``compile`` up to 2,000 game rows and ``lbfgs``
+        beyond.
     backend : {'auto', 'highs', 'cvxpy'}, default='auto'
         For ``compile``: HiGHS for LPs, cvxpy (Clarabel) for QPs and SOCPs.
     max_iter : int, default=1000
@@ -367,7 +373,13 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         solver = self.solver
         if solver == "auto":
             fmap = self._feature_map().fit(X, k)
-            solver = auto_solver(self.game_.game(), uncertainty, fmap, X.shape[0])
+            self.solver_reason_ = describe_auto_choice(
+                self.game_.game(), uncertainty, fmap, X.shape[0]
+            )
+            solver = self.solver_reason_.split(":", 1)[0]
+            progress(self, f"solver='auto' -> {self.solver_reason_}")
+        else:
+            self.solver_reason_ = f"{solver}: given by solver={solver!r}"
         progress(self, f"solver {solver!r}: {X.shape[0]} samples x {k} classes, {uncertainty!r}")
         if solver == "compile":
             self.feature_map_ = self._feature_map().fit(X, k)

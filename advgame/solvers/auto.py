@@ -5,8 +5,11 @@ The certified solvers (:func:`certified_fit`) are the smoothing family: exact-ke
 or dual ascent (:func:`advgame.solvers.fit_kernel`) for kernel features, otherwise linear dual
 ascent (:func:`advgame.solvers.fit_linear_dual`) handing over to the smoothing steps
 (:func:`advgame.solvers.fit_smoothed`) where it applies, and the smoothing steps alone elsewhere.
-``solver='auto'`` runs them wherever they apply (:func:`auto_solver`); the other solvers (L-BFGS,
-AdaGrad, PEGASOS) are certified afterwards by cutting planes
+``solver='auto'`` picks the compiled program or one of them by a rule measured by ``advgame bench
+auto`` (:func:`auto_solver`, stated for a problem by :func:`describe_auto_choice`; the table is
+docs/results/auto.md): compile for exact matching, small LP balls and small-radius SOCP balls,
+smoothing for soft moments, kernels, larger SOCP balls and large problems.  The other solvers
+(L-BFGS, AdaGrad, PEGASOS) are certified afterwards by cutting planes
 (:func:`advgame.solvers.refine_cutting_plane`) while ``n * p`` is at most
 :data:`AUTO_CERTIFY_SIZE`, and by the certified solvers from their result beyond
 (:func:`fit_first_order`).
@@ -21,7 +24,7 @@ import numpy as np
 
 from ..exceptions import ConvergenceWarning
 from ..features import KernelFeatures
-from ..uncertainty import SoftMoments
+from ..uncertainty import NormBall, SoftMoments
 from ._progress import Progress
 from .cutting_plane import refine_cutting_plane
 from .dual_ascent import _dual_obstacle, fit_linear_dual, linear_dual_obstacle
@@ -29,15 +32,36 @@ from .first_order import TrainingResult, fit_adagrad, fit_lbfgs, fit_pegasos
 from .kernel import fit_kernel, kernel_obstacle
 from .smoothing import fit_smoothed, smoothing_obstacle
 
-__all__ = ["auto_solver", "certified_fit", "certified_obstacle", "fit_first_order"]
+__all__ = [
+    "auto_solver",
+    "certified_fit",
+    "certified_obstacle",
+    "AUTO_RULE",
+    "describe_auto_choice",
+    "fit_first_order",
+]
 
 #: ``certify='auto'`` refines L-BFGS by cutting planes when ``n_samples * n_params`` is at most
 #: this (and finishes with the certified smoothing solver beyond).
 AUTO_CERTIFY_SIZE = 200_000
-#: ``solver='auto'`` compiles the exact program, when the smoothing solver does not apply, up to
-#: this many game rows (n k).  Where smoothing applies it is the default at every size: measured
-#: (one BLAS thread, ``tol=1e-4``) 1.4-11x faster than the compiled program at 300-2,000 game
-#: rows with linear features (zero-one, ordinal, abstain) and 25-240x with an RBF kernel.
+#: ``solver='auto'`` on a moment norm ball compiles the exact LP / SOCP up to this many game rows
+#: (``n k``) and runs the certified smoothing solver beyond (the l1 ball's LP on 1,000 optdigits
+#: rows, 10,000 game rows, ran past HiGHS's 300 s limit).
+AUTO_BALL_COMPILE_ROWS = 5_000
+#: On the SOCP balls (l2, group) of at least this radius, ``solver='auto'`` smooths (measured 3-10x
+#: faster than the SOCP for the closed-form losses), except a general loss matrix (smoothed over
+#: its vertex table) beyond :data:`AUTO_SOCP_SMALL_ROWS` game rows and the zero-one loss on a
+#: group ball up to it, which are compiled.
+AUTO_SOCP_SMOOTHING_RADIUS = 0.01
+#: See :data:`AUTO_SOCP_SMOOTHING_RADIUS`.
+AUTO_SOCP_SMALL_ROWS = 1_000
+#: The linf ball (moments within ``radius`` coordinate-wise) of at least this radius, with a
+#: closed-form loss, is smoothed: there the regulariser ``radius ||theta||_1`` keeps the optimum
+#: at or near ``theta = 0``, which smoothing certifies in a few steps (measured under 0.01 s
+#: against 0.9-5 s compiled; with a general loss the compiled LP stays faster).
+AUTO_LINF_SMOOTHING_RADIUS = 0.1
+#: Where the smoothing solver does not apply (nor exact matching), ``solver='auto'`` compiles up
+#: to this many game rows and runs L-BFGS (certified afterwards) beyond.
 AUTO_COMPILE_ROWS = 2_000
 #: Rounds of the cutting planes that certify a first-order result, at most.
 CUTTING_ROUNDS = 30
@@ -51,15 +75,115 @@ def certified_obstacle(game: Any, uncertainty: Any, fmap: Any) -> str | None:
     return smoothing_obstacle(game, uncertainty, fmap)
 
 
-def auto_solver(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> str:
-    """``solver='auto'``: ``'smoothing'`` wherever it applies, ``'compile'`` for exact moment
-    matching and up to :data:`AUTO_COMPILE_ROWS` game rows (``n_samples * k``), ``'lbfgs'``
-    beyond."""
+def _auto_choice(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> tuple[str, str]:
+    """``(solver, reason)``: the rule of ``solver='auto'`` (:func:`auto_solver`)."""
     obstacle = certified_obstacle(game, uncertainty, fmap)
-    if obstacle is None:
-        return "smoothing"
-    game_rows = n_samples * game.n_labels
-    return "compile" if obstacle == "exact" or game_rows <= AUTO_COMPILE_ROWS else "lbfgs"
+    rows = n_samples * game.n_labels
+    size = f"{n_samples:,} samples x {game.n_labels} classes = {rows:,} game rows"
+    if obstacle == "exact":
+        return "compile", (
+            "exact moment matching: the compiled LP is exact, and the first-order solvers' dual "
+            "bound needs a moment set with interior"
+        )
+    if obstacle is not None:
+        if rows <= AUTO_COMPILE_ROWS:
+            return (
+                "compile",
+                f"no certified smoothing ({obstacle}); {size} <= {AUTO_COMPILE_ROWS:,}",
+            )
+        return "lbfgs", (
+            f"no certified smoothing ({obstacle}) and {size} > {AUTO_COMPILE_ROWS:,}: L-BFGS, "
+            "certified afterwards"
+        )
+    if isinstance(fmap, KernelFeatures):
+        return "smoothing", "kernel features: the exact-Gram certified solver (fit_kernel)"
+    if isinstance(uncertainty, SoftMoments):
+        return "smoothing", (
+            "soft moments: the certified smoothing solver (dual ascent, then smoothing steps), "
+            "the fastest certified answer at every measured size"
+        )
+    norm = uncertainty.norm if isinstance(uncertainty, NormBall) else None
+    radius = uncertainty.radius if isinstance(uncertainty, NormBall) else 0.0
+    ball = type(uncertainty).__name__
+    if norm is not None:
+        ball = f"NormBall(radius={radius:.3g}, norm={norm!r})"
+    if rows > AUTO_BALL_COMPILE_ROWS:
+        return "smoothing", (
+            f"{ball} on {size} > {AUTO_BALL_COMPILE_ROWS:,}: the certified smoothing solver "
+            "(the compiled program grows too slow)"
+        )
+    socp = norm in (2, "group")
+    structure = game.structure.kind
+    small = rows <= AUTO_SOCP_SMALL_ROWS
+    if socp and radius >= AUTO_SOCP_SMOOTHING_RADIUS:
+        if structure == "general" and not small:
+            reason = "a general loss (smoothed over its vertex table)"
+        elif norm == "group" and structure == "zero_one" and small:
+            reason = "the zero-one loss on a small group ball"
+        else:
+            return "smoothing", (
+                f"{ball} (an SOCP) of radius >= {AUTO_SOCP_SMOOTHING_RADIUS:g} with the "
+                f"{structure} loss on {size}: the certified smoothing solver beats the SOCP"
+            )
+        return "compile", (
+            f"{ball} on {size}: the compiled SOCP, faster than smoothing for {reason} "
+            f"{'up to' if small else 'beyond'} {AUTO_SOCP_SMALL_ROWS:,} game rows"
+        )
+    if norm == np.inf and radius >= AUTO_LINF_SMOOTHING_RADIUS and structure != "general":
+        return "smoothing", (
+            f"{ball} of radius >= {AUTO_LINF_SMOOTHING_RADIUS:g} with the {structure} loss on "
+            f"{size}: the l1 regulariser keeps theta (nearly) at 0, which smoothing certifies "
+            "in a few steps"
+        )
+    kind = "SOCP" if socp else "LP"
+    return "compile", (
+        f"{ball} on {size} <= {AUTO_BALL_COMPILE_ROWS:,}: the compiled {kind}, faster than "
+        "smoothing on LP balls and small radii"
+    )
+
+
+#: The rule of ``solver='auto'`` in one paragraph (``PredictionGame.explain()`` prints it for the
+#: simplex family; :func:`describe_auto_choice` states it for one problem).
+AUTO_RULE = (
+    "AdversarialClassifier(solver='auto') picks by a rule measured by 'advgame bench auto' "
+    "(docs/results/auto.md: median CPU time 1.00x the fastest certified solver, at most 2.2x on "
+    "115 problems): the compiled program for exact moment matching, for l1 and linf balls up "
+    f"to {AUTO_BALL_COMPILE_ROWS:,} game rows (n k) and for l2 and group balls of radius below "
+    f"{AUTO_SOCP_SMOOTHING_RADIUS:g}; the certified smoothing solver for soft moments, kernel "
+    "features, larger l2 / group balls and larger problems; L-BFGS (then certified) where "
+    f"neither applies beyond {AUTO_COMPILE_ROWS:,} game rows. The fitted model's "
+    "solver_reason_ says which branch applied."
+)
+
+
+def auto_solver(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> str:
+    """The solver ``solver='auto'`` runs on ``n_samples`` rows: ``'compile'``, ``'smoothing'``
+    or ``'lbfgs'``, by the measured rule that :func:`describe_auto_choice` states."""
+    return _auto_choice(game, uncertainty, fmap, n_samples)[0]
+
+
+def describe_auto_choice(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> str:
+    """The rule of ``solver='auto'`` for this problem, as one line: ``"<solver>: <reason>"``.
+
+    Parameters
+    ----------
+    game : Game
+        The per-sample game (its loss structure and number of labels ``k``).
+    uncertainty : UncertaintySet
+        The moment set (its type and radius).
+    fmap : FeatureMap
+        The fitted feature map (kernel features or explicit ones).
+    n_samples : int
+        The training rows ``n``; the compiled program has ``n k`` game rows.
+
+    Returns
+    -------
+    str
+        E.g. ``"compile: a moment norm ball up to 10,000 game rows (...)"``; the measurements
+        behind the rule are in docs/results/auto.md (``advgame bench auto``).
+    """
+    solver, reason = _auto_choice(game, uncertainty, fmap, n_samples)
+    return f"{solver}: {reason} (measured: docs/results/auto.md)"
 
 
 def certified_fit(

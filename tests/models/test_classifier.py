@@ -55,6 +55,7 @@ def test_sample_weights_are_repeated_rows(uncertainty):
     y = rng.integers(0, 3, 60)
     w = rng.integers(0, 4, 60)
     params = {"uncertainty": uncertainty, "strength": None if uncertainty == "soft" else 0.01}
+    params["solver"] = "smoothing"  # auto compiles the linf ball of this size
     weighted = ag.AdversarialClassifier(**params).fit(X, y, sample_weight=w)
     shuffle = rng.permutation(int(w.sum()))
     repeated = ag.AdversarialClassifier(**params).fit(
@@ -63,7 +64,7 @@ def test_sample_weights_are_repeated_rows(uncertainty):
     assert weighted.solver_ == repeated.solver_ == "smoothing"
     assert weighted.converged_ == repeated.converged_ == "certified"
     np.testing.assert_array_equal(weighted.theta_, repeated.theta_)
-    exact = ag.AdversarialClassifier(**params, solver="compile").fit(X, y, sample_weight=w)
+    exact = ag.AdversarialClassifier(**{**params, "solver": "compile"}).fit(X, y, sample_weight=w)
     assert exact.converged_ == "optimal"
     assert exact.objective_ - 1e-7 <= weighted.objective_ <= exact.objective_ + weighted.gap_
 
@@ -332,3 +333,17 @@ def test_named_loss_matrix_declares_the_classes_and_their_order():
     )
     with pytest.raises(ValueError, match=r"y holds the labels \['c'\], which the loss matrix"):
         ag.AdversarialClassifier(loss=ag.LossMatrix(M, labels=["x", "a", "b"])).fit(X, y)
+
+
+def test_auto_states_its_rule():
+    """solver='auto' records which branch of the measured rule applied (solver_reason_), and
+    the declaration's explain() states the whole rule."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 3)), np.arange(30) % 3
+    ball = ag.AdversarialClassifier(uncertainty="l1", strength=0.1).fit(X, y)
+    assert ball.solver_ == "compile" and ball.solver_reason_.startswith("compile: NormBall")
+    soft = ag.AdversarialClassifier().fit(X, y)
+    assert soft.solver_reason_.startswith(f"{soft.solver_}:")
+    given = ag.AdversarialClassifier(solver="lbfgs").fit(X, y)
+    assert given.solver_reason_ == "lbfgs: given by solver='lbfgs'"
+    assert "advgame bench auto" in ag.PredictionGame("zero_one", uncertainty="l1").explain()
