@@ -20,17 +20,10 @@ __all__ = [
     "distinct_rows",
     "resolve_loss_matrix",
     "check_rankings",
-    "check_feature_scale",
     "ordered_categories",
     "order_classes",
-    "MAX_FEATURE_MAGNITUDE",
 ]
 
-#: Largest feature magnitude ``max |X|`` the classifier accepts.  Beyond it the games' arithmetic
-#: breaks down in float64: a feature ``1e22`` times larger than the intercept's ``1`` already makes
-#: the solvers' linear systems fail (measured on iris), and from ``~1e154`` squared features and
-#: Gram matrices overflow to ``inf`` (and the parameters' squares, ``~1 / x^2``, underflow to 0).
-MAX_FEATURE_MAGNITUDE = 1e20
 #: Seed of the multipliers of :func:`distinct_rows`'s row hash (fixed: the order is canonical).
 _ROW_HASH_SEED = 0
 
@@ -58,6 +51,13 @@ def validate_numeric(estimator, X, y="no_validation", **options):
     (strings, objects) raises an error naming ``X`` and its dtype instead of numpy's bare
     "could not convert string to float" (``ValueError``; ``TypeError`` as numpy raises it for
     objects such as dicts, which scikit-learn's ``check_dtype_object`` expects)."""
+    if options.get("y_numeric") and not (isinstance(y, str) and y == "no_validation"):
+        target = np.asarray(y)
+        if target.dtype.kind not in "biuf":
+            raise ValueError(
+                f"y must hold numbers (a regression target); got dtype {target.dtype} "
+                f"(first value {target.flat[0]!r}). Convert it, e.g. y.astype(float)."
+            )
     try:
         return validate_data(estimator, X, y, dtype=np.float64, **options)
     except (TypeError, ValueError) as exc:
@@ -171,22 +171,6 @@ def _fold(v):
     v ^= v >> np.uint64(32)
     v *= np.uint64(0xBF58476D1CE4E5B9)
     return v
-
-
-def check_feature_scale(X, name="X", limit=MAX_FEATURE_MAGNITUDE):
-    """Refuse features of magnitude over ``limit`` (:data:`MAX_FEATURE_MAGNITUDE`) with an error
-    naming ``X`` and suggesting standardisation, instead of a solver failure or NaN later."""
-    top = max(float(X.max()), -float(X.min())) if X.size else 0.0  # max |X| without a copy
-    if top > limit:
-        column = int(np.argmax(np.max(np.abs(X), axis=0)))
-        raise ValueError(
-            f"{name} has features of magnitude up to {top:.3g} (column {column}), over the "
-            f"limit of {limit:.0e} (MAX_FEATURE_MAGNITUDE): at that scale the solvers' float64 "
-            "arithmetic (squared features, Gram matrices, linear systems) fails or overflows. "
-            "Standardise the features first, e.g. "
-            "make_pipeline(StandardScaler(), AdversarialClassifier())."
-        )
-    return X
 
 
 def ordered_categories(y):

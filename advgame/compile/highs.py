@@ -159,7 +159,7 @@ def _check_tolerance(tolerance):
         )
 
 
-#: A program whose constraint entries or costs leave this range is solved equilibrated
+#: An LP whose rows, columns or costs leave this range is solved equilibrated
 #: (:class:`Equilibrated`): HiGHS drops matrix entries below 1e-9 (``small_matrix_value``) and
 #: its feasibility tolerances are absolute, so features of 1e-8 or 1e-12 changed the optimum.
 NATIVE_ENTRIES = (2.0**-16, 2.0**16)
@@ -180,12 +180,14 @@ def _column_max(A):
 
 
 class Equilibrated:
-    r"""A program rescaled for HiGHS by powers of two (exact): columns ``x = C x'``, rows
+    r"""An LP rescaled for HiGHS by powers of two (exact): columns ``x = C x'``, rows
     ``A' = R A C`` and the objective by ``kappa``, so that every column, row and the cost have
     largest entry about 1.  It implements what :func:`solve_highs` reads of a program, and
     :meth:`unscale` maps a solution back: ``x = C x'``, row multipliers ``R y' / kappa``, the
     objective recomputed on the original program.  (Scaling is an equivalence of programs: the
-    certificate checked on the scaled one is a certificate of the original.)"""
+    certificate checked on the scaled one is a certificate of the original.)  QPs are left as
+    they are: HiGHS's QP solver failed at these scales with and without it (measured on the
+    soft-moment learning problem at features of 1e-8 and 1e4), and cvxpy is their default."""
 
     def __init__(self, program, columns, rows, kappa):
         self.original, self.columns, self.rows, self.kappa = program, columns, rows, kappa
@@ -195,22 +197,19 @@ class Equilibrated:
             program.n_variables,
             program.n_rows,
         )
-        A = program.matrix()
-        self._A = (sp.diags(rows) @ A @ sp.diags(columns)).tocsr()
-        G = program.quadratic_factor()
-        self._G = None if G is None else (np.sqrt(kappa) * G @ sp.diags(columns)).tocsr()
+        self._A = (sp.diags(rows) @ program.matrix() @ sp.diags(columns)).tocsr()
 
     @classmethod
     def of(cls, program):
-        """The equilibrated program, or None when the largest entry of every row, every
-        column and the cost is already within :data:`NATIVE_ENTRIES` (single small entries
-        are ordinary data; a whole column of them is a badly scaled variable)."""
-        A, c, G = program.matrix(), program.cost, program.quadratic_factor()
+        """The equilibrated LP, or None for a QP and when the largest entry of every row,
+        every column and the cost is already within :data:`NATIVE_ENTRIES` (single small
+        entries are ordinary data; a whole column of them is a badly scaled variable)."""
+        if program.quadratic_factor() is not None:
+            return None
+        A, c = program.matrix(), program.cost
         magnitude = abs(A).tocsr()
         maxima = [_column_max(magnitude), np.asarray(magnitude.max(axis=1).todense()).ravel()]
         maxima.append(np.array([np.max(np.abs(c), initial=0.0)]))
-        if G is not None and G.nnz:
-            maxima.append(np.array([abs(G).max()]))
         values = np.concatenate(maxima)
         values = values[values > 0]
         low, high = NATIVE_ENTRIES
@@ -219,15 +218,9 @@ class Equilibrated:
         columns, rows = np.ones(A.shape[1]), np.ones(A.shape[0])
         for _ in range(EQUILIBRATION_PASSES):  # Ruiz: rows and columns by sqrt of their maxima
             scaled = sp.diags(rows) @ magnitude @ sp.diags(columns)
-            row_max = np.asarray(scaled.max(axis=1).todense()).ravel()
-            column_max = _column_max(scaled)
-            if G is not None:
-                column_max = np.maximum(column_max, _column_max(G @ sp.diags(columns)))
-            rows *= _power_of_two(np.sqrt(row_max))
-            columns *= _power_of_two(np.sqrt(column_max))
+            rows *= _power_of_two(np.sqrt(np.asarray(scaled.max(axis=1).todense()).ravel()))
+            columns *= _power_of_two(np.sqrt(_column_max(scaled)))
         weight = float(np.max(np.abs(c * columns), initial=0.0))
-        if G is not None and G.nnz:
-            weight = max(weight, float(np.max(abs(G @ sp.diags(columns)).data)) ** 2)
         kappa = float(_power_of_two([weight])[0]) if weight > 0 else 1.0
         return cls(program, columns, rows, kappa)
 
@@ -249,14 +242,10 @@ class Equilibrated:
         return self._A
 
     def quadratic_factor(self):
-        return self._G
+        return None
 
     def minimized_objective(self, x):
-        value = float(self.cost @ x)
-        if self._G is not None:
-            z = self._G @ x
-            value += 0.5 * float(z @ z)
-        return value
+        return float(self.cost @ x)
 
     def objective(self, x):
         return self.original.objective(self.columns * x)

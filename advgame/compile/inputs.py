@@ -18,7 +18,14 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .. import losses
-from .._validation import as_float_array, check_finite, check_rankings, unit_weights
+from .._validation import (
+    MAX_COMPILED_MAGNITUDE,
+    as_float_array,
+    check_feature_scale,
+    check_finite,
+    check_rankings,
+    unit_weights,
+)
 from ..losses import STRUCTURE_RTOL, LossMatrix
 
 if TYPE_CHECKING:
@@ -226,6 +233,7 @@ def check_inputs(X: ArrayLike) -> np.ndarray:
             f"X must be a non-empty 2-D array (n_samples, n_features); got shape {X.shape}."
         )
     check_finite("X", X)
+    check_feature_scale(X, limit=MAX_COMPILED_MAGNITUDE)
     return X
 
 
@@ -255,8 +263,9 @@ def check_labels(y: np.ndarray) -> np.ndarray:
         bad = np.flatnonzero(~np.isfinite(y))
         if bad.size:
             raise ValueError(
-                f"y must hold class labels (numbers or strings); y[{bad[0]}] is {y[bad[0]]!r} "
-                f"({bad.size} non-finite labels). Remove those samples or give them a class."
+                f"y must hold class labels (numbers or strings); y[{bad[0]}] is "
+                f"{float(y[bad[0]])} ({bad.size} NaN or infinite labels). Remove those samples "
+                "or give them a class."
             )
         return y
     kinds = {bool(isinstance(v, str)) for v in y.tolist()}

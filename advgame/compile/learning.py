@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import losses
+from .._validation import MAX_COMPILED_MAGNITUDE, check_feature_scale
 from ..exceptions import SolverError
 from ..features import KernelFeatures, Multiclass, Thresholded
 from ..uncertainty import SoftMoments
@@ -392,6 +393,7 @@ def compile_learning(
     if scale != 1.0:  # in units of the loss scale (see LearningProgram)
         L, uncertainty = L / scale, uncertainty_in_loss_units(uncertainty, scale)
     minus_D = fmap.bind(X).matrix()
+    check_feature_scale(minus_D.data, "the feature map's output", MAX_COMPILED_MAGNITUDE)
     observed = _observed(minus_D, y, w)
     minus_D.data *= -1.0  # in place: the programs hold this one copy of the design
     data = LearningData(L, fmap, uncertainty, minus_D, observed, w)

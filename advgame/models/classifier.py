@@ -30,7 +30,6 @@ from .._estimator.base import (
 from .._estimator.inputs import (
     action_labels,
     check_classification_fit,
-    check_feature_scale,
     check_iteration_params,
     check_strength,
     distinct_rows,
@@ -40,7 +39,7 @@ from .._estimator.inputs import (
     resolve_loss_matrix,
     validate_numeric,
 )
-from .._validation import unit_weights, weight_total
+from .._validation import check_feature_scale, unit_weights, weight_total
 from ..declaration import LOSS_ALIASES, PredictionGame
 from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
 from ..losses import LossMatrix, as_loss_matrix
