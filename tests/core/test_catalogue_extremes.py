@@ -464,3 +464,13 @@ def test_parameters_with_a_wrong_type_nan_or_boundary_are_named(call, match):
 def test_a_closed_form_that_is_not_callable_is_a_type_error():
     with pytest.raises(TypeError, match="value must be a callable"):
         ag.verify_closed_form(ag.losses.zero_one(3), "max")
+
+
+def test_a_nan_error_never_counts_as_agreement():
+    from advgame.verify import MethodCheck
+
+    for position in range(4):
+        errors = [0.0, 0.0, 0.0, 0.0]
+        errors[position] = NAN
+        check = MethodCheck("lp", *errors, seconds=0.0, per_row_us=0.0)
+        assert not check.ok() and check.max_error == INF
