@@ -161,3 +161,55 @@ def check_rankings(R, n_samples, n_labels=None, name="R", estimator=None):
             f"{bad.size} rows are not, e.g. row {bad[0]}: {R[bad[0]].tolist()}."
         )
     return R
+
+
+#: The range a weight total is clipped to where it sets a default strength (``1 / total``):
+#: weights of 1e308 or 1e-310 per row give a total beyond float64, and a strength of 0 or inf.
+WEIGHT_TOTAL_RANGE = (1e-12, 1e12)
+
+
+def unit_weights(sample_weight):
+    """Non-negative weights scaled to sum to one, divided by their largest entry first so that a
+    total beyond float64 (``1e308`` per row) or subnormal (``1e-310``) normalises like any
+    other: only the ratios matter."""
+    relative = sample_weight / sample_weight.max()
+    return relative / relative.sum()
+
+
+def weight_total(sample_weight):
+    """The sum of the weights, computed without overflow and clipped to
+    :data:`WEIGHT_TOTAL_RANGE` (for the default strengths ``1 / total``)."""
+    top = float(sample_weight.max())
+    relative = float((sample_weight / top).sum())
+    low, high = WEIGHT_TOTAL_RANGE
+    if top >= high or top * relative >= high:
+        return high
+    return float(min(max(top * relative, low), high))
+
+
+#: Features (and feature-map outputs) over this magnitude are refused by the estimators'
+#: first-order solvers: their float64 arithmetic (squared features, Gram matrices, linear
+#: systems) overflows or fails beyond it.
+MAX_FEATURE_MAGNITUDE = 1e20
+#: The compiled programs hold the features in their constraint rows; measured on the zero-one
+#: learning problem (40 rows), HiGHS and Clarabel stop giving right optima beyond 1e8 (the l2
+#: ball's SOCP; 1e10 for the l1 ball's LP, 1e13 for exact moments), so compile refuses more.
+MAX_COMPILED_MAGNITUDE = 1e7
+
+
+def check_feature_scale(X, name="X", limit=MAX_FEATURE_MAGNITUDE):
+    """Refuse features of magnitude over ``limit`` with an error naming ``name`` and what to do
+    (standardise: the exact-moment game is equivariant in the features), instead of a solver
+    failure, NaN or a wrong optimum later.  One check for the estimators and ``compile``."""
+    top = max(float(np.max(X)), -float(np.min(X))) if np.size(X) else 0.0
+    if top > limit:
+        where = ""
+        if np.ndim(X) == 2:
+            where = f" (column {int(np.argmax(np.max(np.abs(X), axis=0)))})"
+        raise ValueError(
+            f"{name} has features of magnitude up to {top:.3g}{where}, over the limit of "
+            f"{limit:.0e} at which the solvers' float64 arithmetic stays exact. Standardise the "
+            "features first, e.g. make_pipeline(StandardScaler(), ...) (with exact moments the "
+            "optimum does not depend on the features' scale)."
+        )
+    return X

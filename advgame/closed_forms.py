@@ -127,10 +127,19 @@ def zero_one_predictor(F: np.ndarray, weight: float = 1.0) -> np.ndarray:
 
     With ``V`` the value, ``p*_j = max(0, f_j + c - V) / c``: the water-filling that equalises
     ``c (1 - p_j) + f_j = V`` on the optimal set ``S`` and leaves it below ``V`` elsewhere.
+    Computed on the gaps to the top potential, ``c - (V - top) - (top - f_j)``, so that
+    potentials far beyond ``c`` (``1e308`` against ``c = 1``) do not absorb ``c`` and leave
+    ``0 / 0``; where rounding still leaves no positive entry (potentials whose last bit exceeds
+    ``c``), the optimal set's uniform distribution, also optimal then.
     """
-    value = _zero_one_set(F, weight)[0]
-    p = np.maximum(F + weight - value[:, None], 0.0)
-    return p / p.sum(axis=1, keepdims=True)
+    value, Q, _ = _zero_one_set(F, weight)
+    top = F.max(axis=1, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        slack = weight - (value[:, None] - top)
+        p = np.maximum(slack - (top - F), 0.0)
+    total = p.sum(axis=1, keepdims=True)
+    good = (total > 0) & np.isfinite(total)
+    return np.where(good, p / np.where(good, total, 1.0), Q.T)
 
 
 def zero_one_vertices(k: int, weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:

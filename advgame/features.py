@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from ._validation import check_finite, check_positive, check_real
+from ._validation import as_float_array, check_finite, check_positive, check_real
 
 __all__ = [
     "FeatureMap",
@@ -474,7 +474,18 @@ class CallableFeatures(FeatureMap):
         self.phi = phi
 
     def _blocks_for(self, X):
-        blocks = [np.asarray(self.phi(X, j), dtype=np.float64) for j in range(self.n_classes_)]
+        blocks = []
+        for j in range(self.n_classes_):
+            B = self.phi(X, j)
+            if sp.issparse(B):  # a sparse block is fine: the design is built dense per label
+                B = B.toarray()
+            try:
+                blocks.append(as_float_array(f"phi(X, {j})", B))
+            except ValueError as exc:
+                raise ValueError(
+                    f"the feature map phi(X, {j}) must return numbers, an (n_samples, n_params) "
+                    f"array; {exc}"
+                ) from None
         for j, B in enumerate(blocks):
             if B.ndim != 2 or B.shape[0] != X.shape[0]:
                 raise ValueError(

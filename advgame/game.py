@@ -77,6 +77,33 @@ LINEAR_POTENTIALS_RTOL = 1e-9
 ENTROPY_METHODS = ("auto", "closed_form", "cvxpy")
 
 
+#: The loss scales within which a game works in the loss's own units: ``2^-100 .. 2^100``.
+NATIVE_SCALES = (2.0**-100, 2.0**100)
+#: In units of the loss scale, the potentials of a label that is not a row's maximum when the
+#: row spans more than float64 (see :meth:`Game._in_units`).
+UNIT_FLOOR = 1e300
+
+
+def loss_scale(matrix: np.ndarray) -> float:
+    """The power of two a game divides its loss by (exactly): 1 for a largest entry within
+    :data:`NATIVE_SCALES`, else ``2^(e - 1)`` for a largest entry ``m 2^e`` (``1/2 <= m < 1``),
+    which puts the largest entry in ``[1, 2)``."""
+    top = float(np.max(np.abs(matrix))) if np.size(matrix) else 0.0
+    if top == 0.0 or NATIVE_SCALES[0] <= top <= NATIVE_SCALES[1]:
+        return 1.0
+    return float(np.ldexp(1.0, int(np.frexp(top)[1]) - 1))
+
+
+def _check_value_range(value: np.ndarray, what: str = "the game value") -> None:
+    """Refuse a result beyond float64 (an infinite value from finite inputs)."""
+    if not np.all(np.isfinite(value)):
+        raise ValueError(
+            f"{what} exceeds float64's range (about 1.8e308) for these potentials and this "
+            "loss: rescale both (the game is positively homogeneous: value(c L, c f) = c "
+            "value(L, f))."
+        )
+
+
 class GameLPs(NamedTuple):
     """Both players' LPs of one sample (:meth:`Game.to_cvxpy`): two ``cvxpy.Problem``."""
 
@@ -134,10 +161,15 @@ class Game:
     def __init__(self, loss: LossMatrix | Entropy | ArrayLike) -> None:
         self.loss = as_loss_matrix(loss)
         self.structure = self.loss.structure
-        self._builtin, self._builtin_params = fast_paths.find(self.loss)
+        # the built-in machinery works on the loss in units of its scale (a power of two, so
+        # the rescaling is exact) when that scale is near the ends of float64
+        self._scale = loss_scale(self.loss.matrix)
+        unit = self.loss if self._scale == 1.0 else LossMatrix(self.loss.matrix / self._scale)
+        self._unit_loss = unit
+        self._builtin, self._builtin_params = fast_paths.find(unit)
         self._rows = fast_paths.TABLE
         self._path, self._params = self._builtin, self._builtin_params
-        self._oracle = LPOracle(self.loss.matrix)
+        self._oracle = LPOracle(unit.matrix)
         self._table = None
         self._table_lock = threading.Lock()
         items = permutation_items(self.n_labels)
@@ -321,7 +353,7 @@ class Game:
     def _birkhoff(self, F):
         """``(value, q*, p*)`` by the Birkhoff fast path; rows not linear in the permutation
         matrices (and only those) are solved by the LP."""
-        game, c = self._permutations, self.structure.weight
+        game, c = self._permutations, self._unit_loss.structure.weight
         m, k = game.k, self.n_labels
         design = permutation_matrices(m).reshape(k, m * m)  # f = design @ vec(Theta)
         Theta = np.linalg.lstsq(design, F.T, rcond=None)[0].T
@@ -353,13 +385,40 @@ class Game:
         return check_closed_form(
             self.loss.matrix,
             {"value": value, "adversary": adversary, "predictor": predictor},
-            solve=self._oracle.solve,
+            solve=self._lp,
             extreme_points=self.extreme_points,
             n=n,
             seed=seed,
             rtol=rtol,
             name=name,
         )
+
+    def _lp(self, F):
+        """``(value, q*, p*)`` by the LP oracle, in the loss's own units."""
+        value, Q, P = self._in_units(F, lambda U: self._oracle.solve(U))
+        return value, Q, P
+
+    def _in_units(self, F, solve):
+        """``solve`` (returning ``(value, ...)``) on the potentials in units of the loss scale,
+        its value scaled back.  A row whose potentials exceed float64 in those units spans more
+        than ``2^1000`` loss scales: its value is the largest potential (the loss is below its
+        last bit), its players those of the game on the maximising labels alone."""
+        s = self._scale
+        if s == 1.0:
+            return solve(F)
+        with np.errstate(over="ignore"):
+            U = F / s
+        beyond = ~np.all(np.isfinite(U), axis=1)
+        if beyond.any():
+            top = F[beyond].max(axis=1, keepdims=True)
+            U[beyond] = np.where(F[beyond] == top, 0.0, -UNIT_FLOOR)
+        value, *players = solve(U)
+        with np.errstate(over="ignore"):
+            value = value * s
+        if beyond.any():
+            value[beyond] = top[:, 0]
+        _check_value_range(value)
+        return (value, *players)
 
     def _solve_value(self, F, method):
         """The value alone: a user's row computes it without ``q*``."""
@@ -369,6 +428,11 @@ class Game:
         return self._solve_adversary(F, method)[0]
 
     def _solve_adversary(self, F, method):
+        if self._path.user and self._resolve(method, F.shape[0]) == "closed_form":
+            return self._path.value(F, *self._params)
+        return self._in_units(F, lambda U: self._solve_unit_adversary(U, method))
+
+    def _solve_unit_adversary(self, F, method):
         method = self._resolve(method, F.shape[0])
         if method == "birkhoff":
             return self._birkhoff(F)[:2]
@@ -382,6 +446,11 @@ class Game:
         return value, Q
 
     def _predictor(self, F, method):
+        if self._path.user and self._resolve(method, F.shape[0]) == "closed_form":
+            return self._path.predictor(F, *self._params)
+        return self._in_units(F, lambda U: (np.zeros(len(U)), self._unit_predictor(U, method)))[1]
+
+    def _unit_predictor(self, F, method):
         method = self._resolve(method, F.shape[0])
         if method == "birkhoff":
             return self._birkhoff(F)[2]
@@ -410,7 +479,9 @@ class Game:
         """
         F, single = as_potentials(F, self.n_labels)
         y = as_labels(y, F.shape[0], self.n_labels)
-        loss = self._solve_value(F, method) - F[np.arange(F.shape[0]), y]
+        with np.errstate(over="ignore"):
+            loss = self._solve_value(F, method) - F[np.arange(F.shape[0]), y]
+        _check_value_range(loss, "the surrogate loss value(f) - f_y")
         return loss[0] if single else loss
 
     def value_and_adversary(
@@ -483,7 +554,7 @@ class Game:
             intact.  Unpacks as ``Q, v = game.extreme_points()``.
         """
         table = self.vertex_table()
-        return ExtremePoints(table.Q.copy(), table.v.copy())
+        return ExtremePoints(table.Q.copy(), table.v * self._scale)
 
     def vertex_table(self) -> vertices.VertexTable:
         """The cached :class:`advgame.vertices.VertexTable` (built on first use)."""
@@ -493,10 +564,10 @@ class Game:
                     Q, v = self._builtin.vertices(self.n_labels, *self._builtin_params)
                 else:
                     try:
-                        Q, v = vertices.enumerate_extreme_points(self.loss.matrix)
+                        Q, v = vertices.enumerate_extreme_points(self._unit_loss.matrix)
                     except SizeLimitError as exc:
                         raise SizeLimitError(f"{exc} (Game.vertex_table)") from None
-                self._table = vertices.VertexTable(self.loss.matrix, Q, v)
+                self._table = vertices.VertexTable(self._unit_loss.matrix, Q, v)
             return self._table
 
     def to_cvxpy(self, f: ArrayLike) -> GameLPs:

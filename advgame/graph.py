@@ -511,6 +511,10 @@ class GraphSolution:
     gap: float
 
 
+#: Potentials may reach this many times the loss scale (2^50: the loss still has bits in them).
+POTENTIAL_SPAN = 2.0**50
+
+
 class GraphGame:
     r"""The adversarial game of one structured example on a graph (Fathony et al. 2018b).
 
@@ -616,6 +620,16 @@ class GraphGame:
             )
         check_finite("node_potentials", psi)
         check_finite("edge_potentials", Psi)
+        limit = POTENTIAL_SPAN * max(float(np.abs(self.loss.matrix).max()), 1e-300)
+        for name, values in (("node_potentials", psi), ("edge_potentials", Psi)):
+            top = float(np.abs(values).max(initial=0.0))
+            if top > limit:
+                raise ValueError(
+                    f"{name} reach {top:.3g}, over 2^50 times the loss scale "
+                    f"({limit / POTENTIAL_SPAN:.3g}): the loss is then below the potentials' "
+                    "rounding and the LP's tolerances. Divide potentials and loss by a common "
+                    "factor (the game is positively homogeneous: value(c L, c f) = c value(L, f))."
+                )
         return psi, Psi
 
     @property

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from ._validation import as_float_array
+from ._validation import as_float_array, check_feature_scale
 from .inference import check_graph
 
 __all__ = ["ExampleBinding"]
@@ -68,6 +68,7 @@ def _check_inputs(name, values, n_columns=None):
             raise ValueError(f"{name}[{s}] must be a non-empty 2-d array; got shape {A.shape}.")
         if not np.all(np.isfinite(A)):
             raise ValueError(f"{name}[{s}] contains NaN or infinite values.")
+        check_feature_scale(A, f"{name}[{s}]")
         if n_columns is not None and A.shape[1] != n_columns:
             raise ValueError(
                 f"{name}[{s}] has {A.shape[1]} columns; expected {n_columns} (as in fit)."

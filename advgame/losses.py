@@ -344,7 +344,9 @@ class LossMatrix:
         Cells are separated by commas (or by spaces and tabs in a file without a comma); the
         file is UTF-8 text, a byte-order mark is dropped.  An optional first row of non-numeric
         cells (the first may be an empty corner) names the labels; an optional first column of
-        non-numeric cells names the actions.  Only a regular file is read: a directory, device
+        non-numeric cells names the actions; a line starting with ``#`` is a comment.  Every
+        other cell must be a finite number: an error names the file, the line and the column
+        of the first that is not.  Only a regular file is read: a directory, device
         (``/dev/zero``) or FIFO is refused before it is opened, and files larger than
         :data:`MAX_CSV_BYTES` are refused before they are read.
         """
@@ -364,7 +366,12 @@ class LossMatrix:
                 table = [line.split() for line in lines]
         except csv.Error as exc:
             raise ValueError(f"{path}: not a readable CSV text file ({exc}).") from None
-        rows = [r for r in table if any(cell.strip() for cell in r)]
+        numbered = [
+            (number, r)
+            for number, r in enumerate(table, 1)
+            if any(cell.strip() for cell in r) and not r[0].lstrip().startswith("#")
+        ]
+        rows = [r for _, r in numbered]
         if not rows:
             raise ValueError(f"{path}: the CSV file is empty; expected a matrix of losses.")
         if not any(_is_number(cell) for r in rows for cell in r):
@@ -387,21 +394,42 @@ class LossMatrix:
                 f"label names and after a first column of action names).{hint}"
             )
         rows = [[cell.strip() for cell in r] for r in rows]
+        lines = [number for number, _ in numbered]
         labels = actions = None
+        first_column = 1
         # a header names labels: none of its cells is a number (the first may be a corner)
         if not any(_is_number(c) for c in rows[0]):
-            labels, rows = rows[0], rows[1:]
+            labels, rows, lines = rows[0], rows[1:], lines[1:]
         if rows and not _is_number(rows[0][0]):
             actions = [r[0] for r in rows]
             rows = [r[1:] for r in rows]
+            first_column = 2
             if labels is not None and len(labels) == len(rows[0]) + 1:
                 labels = labels[1:]
-        try:
-            matrix = [[float(c) for c in r] for r in rows]
-        except ValueError as exc:
-            raise ValueError(f"{path}: every loss must be a number ({exc}).") from exc
-        if len({len(r) for r in matrix}) > 1:
-            raise ValueError(f"{path}: rows have different lengths; expected a rectangular matrix.")
+        rule = (
+            "every loss must be a number, and finite (only a header row of label names and a "
+            "first column of action names may hold text; '#' starts a comment line)"
+        )
+        matrix = []
+        for line, r in zip(lines, rows):
+            values = []
+            for column, cell in enumerate(r, first_column):
+                value = float(cell) if _is_number(cell) else None
+                if value is None or not np.isfinite(value):
+                    raise ValueError(
+                        f"{path}, line {line}, column {column}: {cell!r} is not a finite "
+                        f"number; {rule}."
+                    )
+                values.append(value)
+            matrix.append(values)
+        widths = [len(r) for r in matrix]
+        ragged = [i for i, width in enumerate(widths) if width != widths[0]]
+        if ragged:
+            raise ValueError(
+                f"{path}, line {lines[ragged[0]]}: rows have different lengths ("
+                f"{widths[ragged[0]]} losses where line {lines[0]} has {widths[0]}); expected a "
+                "rectangular matrix."
+            )
         return cls(matrix, labels=labels, actions=actions)
 
 

@@ -93,8 +93,10 @@ class MethodCheck:
 
     @property
     def max_error(self) -> float:
-        """The largest of the value error, the two certificate gaps and the infeasibility."""
-        return max(self.value_error, self.adversary_gap, self.predictor_gap, self.feasibility)
+        """The largest of the value error, the two certificate gaps and the infeasibility;
+        ``inf`` when any is NaN (``max`` would let a NaN through, depending on its place)."""
+        errors = (self.value_error, self.adversary_gap, self.predictor_gap, self.feasibility)
+        return float("inf") if any(e != e for e in errors) else max(errors)
 
     def ok(self, rtol: float = VERIFY_RTOL) -> bool:
         """Whether every error and gap is at most ``rtol``."""

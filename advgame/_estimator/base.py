@@ -4,11 +4,14 @@ reports its progress on stderr when ``verbose`` is set."""
 import sys
 import time
 
+import numpy as np
+
 __all__ = [
     "CONVERGENCE_STATUSES",
     "ProgramNotPickled",
     "fit_finished",
     "fit_started",
+    "check_fit_controls",
     "progress",
     "record_convergence",
 ]
@@ -83,9 +86,31 @@ def fit_started(estimator, X):
     """Say (``verbose >= 1``) what ``fit`` is about to do; returns the start time for
     :func:`fit_finished`.  Called inside ``fit`` itself (a wrapper would add a frame and move
     the warnings' ``stacklevel`` off the user's code)."""
+    check_fit_controls(estimator)
     size = len(X) if hasattr(X, "__len__") else "?"
     progress(estimator, f"fitting on {size} samples")
     return time.perf_counter()
+
+
+def check_fit_controls(estimator):
+    """``verbose`` (an integer >= 0, or a bool) and ``random_state`` (None, an integer >= 0, a
+    ``numpy.random.RandomState`` or ``Generator``), for every estimator that has them: a wrong
+    one is an error naming it, not a TypeError deep in a solver or a seed silently ignored."""
+    verbose = getattr(estimator, "verbose", 0)
+    if not isinstance(verbose, (bool, int, np.integer)) or verbose < 0:
+        raise ValueError(f"verbose must be an integer >= 0 (0, 1 or 2); got {verbose!r}.")
+    if "random_state" in getattr(estimator, "get_params", dict)():
+        seed = estimator.random_state
+        valid = (
+            seed is None
+            or isinstance(seed, (np.random.RandomState, np.random.Generator))
+            or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0)
+        )
+        if not valid:
+            raise ValueError(
+                "random_state must be None, an integer >= 0, a numpy RandomState or a "
+                f"Generator; got {seed!r}."
+            )
 
 
 def fit_finished(estimator, started):

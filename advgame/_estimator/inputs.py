@@ -20,17 +20,10 @@ __all__ = [
     "distinct_rows",
     "resolve_loss_matrix",
     "check_rankings",
-    "check_feature_scale",
     "ordered_categories",
     "order_classes",
-    "MAX_FEATURE_MAGNITUDE",
 ]
 
-#: Largest feature magnitude ``max |X|`` the classifier accepts.  Beyond it the games' arithmetic
-#: breaks down in float64: a feature ``1e22`` times larger than the intercept's ``1`` already makes
-#: the solvers' linear systems fail (measured on iris), and from ``~1e154`` squared features and
-#: Gram matrices overflow to ``inf`` (and the parameters' squares, ``~1 / x^2``, underflow to 0).
-MAX_FEATURE_MAGNITUDE = 1e20
 #: Seed of the multipliers of :func:`distinct_rows`'s row hash (fixed: the order is canonical).
 _ROW_HASH_SEED = 0
 
@@ -48,7 +41,7 @@ def check_iteration_params(estimator, integers=("max_iter",), check_tol=True):
 def check_weights(sample_weight, X):
     """Sample weights as float64, one per row of ``X``: non-negative with a positive sum."""
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-    if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
+    if np.any(sample_weight < 0) or sample_weight.max() <= 0:  # max: a sum may overflow
         raise ValueError("sample_weight must be non-negative with a positive sum.")
     return sample_weight
 
@@ -58,6 +51,13 @@ def validate_numeric(estimator, X, y="no_validation", **options):
     (strings, objects) raises an error naming ``X`` and its dtype instead of numpy's bare
     "could not convert string to float" (``ValueError``; ``TypeError`` as numpy raises it for
     objects such as dicts, which scikit-learn's ``check_dtype_object`` expects)."""
+    if options.get("y_numeric") and not (isinstance(y, str) and y == "no_validation"):
+        target = np.asarray(y)
+        if target.dtype.kind not in "biuf":
+            raise ValueError(
+                f"y must hold numbers (a regression target); got dtype {target.dtype} "
+                f"(first value {target.flat[0]!r}). Convert it, e.g. y.astype(float)."
+            )
     try:
         return validate_data(estimator, X, y, dtype=np.float64, **options)
     except (TypeError, ValueError) as exc:
@@ -128,6 +128,8 @@ def distinct_rows(X, y_index, sample_weight):
     X : ndarray of shape (m, d)
     y_index : ndarray of shape (m,)
     sample_weight : ndarray of shape (m,), positive
+        Relative to the largest input weight (only the ratios matter to the objective; the
+        default strengths read the total before this).
     """
     key = _row_hash(X, y_index)
     order = np.lexsort((y_index, key))
@@ -136,7 +138,8 @@ def distinct_rows(X, y_index, sample_weight):
     pairs = np.flatnonzero(same)
     same[pairs] = np.all(X[order[pairs]] == X[order[pairs + 1]], axis=1)  # not a collision
     starts = np.flatnonzero(np.r_[True, ~same])
-    weight = np.add.reduceat(sample_weight[order], starts)
+    top = sample_weight.max()  # relative weights: copies of 1e308 sum without overflow
+    weight = np.add.reduceat(sample_weight[order] / top, starts)
     keep = weight > 0
     first = order[starts[keep]]
     return X[first], y_index[first], weight[keep]
@@ -168,22 +171,6 @@ def _fold(v):
     v ^= v >> np.uint64(32)
     v *= np.uint64(0xBF58476D1CE4E5B9)
     return v
-
-
-def check_feature_scale(X, name="X", limit=MAX_FEATURE_MAGNITUDE):
-    """Refuse features of magnitude over ``limit`` (:data:`MAX_FEATURE_MAGNITUDE`) with an error
-    naming ``X`` and suggesting standardisation, instead of a solver failure or NaN later."""
-    top = max(float(X.max()), -float(X.min())) if X.size else 0.0  # max |X| without a copy
-    if top > limit:
-        column = int(np.argmax(np.max(np.abs(X), axis=0)))
-        raise ValueError(
-            f"{name} has features of magnitude up to {top:.3g} (column {column}), over the "
-            f"limit of {limit:.0e} (MAX_FEATURE_MAGNITUDE): at that scale the solvers' float64 "
-            "arithmetic (squared features, Gram matrices, linear systems) fails or overflows. "
-            "Standardise the features first, e.g. "
-            "make_pipeline(StandardScaler(), AdversarialClassifier())."
-        )
-    return X
 
 
 def ordered_categories(y):

@@ -14,10 +14,18 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .. import losses
-from .._validation import as_float_array, check_finite, check_rankings
+from .._validation import (
+    MAX_COMPILED_MAGNITUDE,
+    as_float_array,
+    check_feature_scale,
+    check_finite,
+    check_rankings,
+    unit_weights,
+)
 from ..losses import STRUCTURE_RTOL, LossMatrix
 
 if TYPE_CHECKING:
@@ -215,13 +223,17 @@ def hamming_items(loss: object) -> int | None:
 
 
 def check_inputs(X: ArrayLike) -> np.ndarray:
-    """``X`` as a non-empty finite ``(n, d)`` float array."""
+    """``X`` as a non-empty finite ``(n, d)`` float array (a scipy sparse matrix is made dense:
+    the compiled program builds its own sparse design from it)."""
+    if sp.issparse(X):
+        X = X.toarray()
     X = as_float_array("X", X)
     if X.ndim != 2 or X.shape[0] == 0:
         raise ValueError(
             f"X must be a non-empty 2-D array (n_samples, n_features); got shape {X.shape}."
         )
     check_finite("X", X)
+    check_feature_scale(X, limit=MAX_COMPILED_MAGNITUDE)
     return X
 
 
@@ -237,7 +249,38 @@ def check_data(X: ArrayLike, y: ArrayLike, rankings: bool = False) -> tuple[np.n
             f"y must be a 1-D array with one label per row of X ({X.shape[0]}); got shape "
             f"{y.shape}."
         )
+    else:
+        y = check_labels(y)
     return X, y
+
+
+def check_labels(y: np.ndarray) -> np.ndarray:
+    """Class labels: numbers (finite) or strings, of one kind; a NaN, ``None`` or any other
+    object is refused with the first offending position."""
+    if y.dtype.kind in "biuU":
+        return y
+    if y.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(y))
+        if bad.size:
+            raise ValueError(
+                f"y must hold class labels (numbers or strings); y[{bad[0]}] is "
+                f"{float(y[bad[0]])} ({bad.size} NaN or infinite labels). Remove those samples "
+                "or give them a class."
+            )
+        return y
+    kinds = {bool(isinstance(v, str)) for v in y.tolist()}
+    for i, value in enumerate(y.tolist()):
+        number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+            value, bool
+        )
+        if not (isinstance(value, str) or (number and np.isfinite(value))):
+            raise ValueError(
+                f"y must hold class labels (numbers or strings); y[{i}] is {value!r} of type "
+                f"{type(value).__name__}."
+            )
+    if len(kinds) > 1:
+        raise ValueError("y must hold labels of one kind: all numbers or all strings; got both.")
+    return y
 
 
 def check_sample_weight(
@@ -250,17 +293,20 @@ def check_sample_weight(
     sample_weight = as_float_array("sample_weight", sample_weight)
     if sample_weight.shape != (n,) or not np.all(np.isfinite(sample_weight)):
         raise ValueError(f"sample_weight must hold one finite weight per {unit} ({n}).")
-    if np.any(sample_weight < 0) or sample_weight.sum() <= 0:
+    if np.any(sample_weight < 0) or sample_weight.max() <= 0:  # a sum may overflow
         raise ValueError("sample_weight must be non-negative with a positive sum.")
     return sample_weight
 
 
 def normalised_weights(sample_weight: np.ndarray | None, n: int) -> np.ndarray:
-    """``sample_weight`` scaled to sum to one; uniform ``1/n`` when it is None."""
+    """``sample_weight`` scaled to sum to one; uniform ``1/n`` when it is None.
+
+    Divided by its largest entry first, so that a total beyond float64 (``n`` weights of
+    ``1e308``) or in its subnormal range (``1e-310``) normalises like any other: the learning
+    problem does not depend on a common scale of the weights."""
     if sample_weight is None:
         return np.full(n, 1.0 / n)
-    sample_weight = np.asarray(sample_weight, dtype=np.float64)
-    return sample_weight / sample_weight.sum()
+    return unit_weights(np.asarray(sample_weight, dtype=np.float64))
 
 
 def fresh(fmap: FeatureMap) -> FeatureMap:

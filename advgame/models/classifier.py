@@ -30,7 +30,6 @@ from .._estimator.base import (
 from .._estimator.inputs import (
     action_labels,
     check_classification_fit,
-    check_feature_scale,
     check_iteration_params,
     check_strength,
     distinct_rows,
@@ -40,6 +39,7 @@ from .._estimator.inputs import (
     resolve_loss_matrix,
     validate_numeric,
 )
+from .._validation import check_feature_scale, unit_weights, weight_total
 from ..declaration import LOSS_ALIASES, PredictionGame
 from ..features import CallableFeatures, KernelFeatures, Multiclass, Thresholded
 from ..losses import LossMatrix, as_loss_matrix
@@ -366,7 +366,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         self.actions_, self.abstain_label_ = action_labels(
             self.loss_matrix_, self.classes_, self.abstain_label
         )
-        uncertainty = self._uncertainty(sample_weight.sum())
+        uncertainty = self._uncertainty(weight_total(sample_weight))
         self.uncertainty_ = uncertainty
         self.game_ = PredictionGame(self._declared_loss(), self._feature_map(), uncertainty)
         solver = self.solver
@@ -395,7 +395,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
             # one canonical form of the weighted data: weights are repeated rows exactly
             X, y_index, sample_weight = distinct_rows(X, y_index, sample_weight)
             fmap = self.feature_map_ = self._feature_map().fit(X, k)
-            weights = sample_weight / sample_weight.sum()
+            weights = unit_weights(sample_weight)
             objective = SurrogateObjective(
                 self.game_.game(), fmap.bind(X), y_index, weights, uncertainty, fmap
             )

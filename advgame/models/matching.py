@@ -48,7 +48,7 @@ from .._estimator.inputs import (
     check_weights,
     validate_numeric,
 )
-from .._validation import check_real
+from .._validation import check_real, unit_weights
 from ..declaration import HAMMING, PredictionGame
 from ..features import Multiclass
 from ..permutation import DECODINGS, PermutationGame
@@ -287,7 +287,7 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
             small = size <= AUTO_COMPILE_SIZE and work <= AUTO_COMPILE_WORK
             solver = "compile" if small else "subgradient"
         self.solver_ = solver
-        weights = sample_weight / sample_weight.sum()
+        weights = unit_weights(sample_weight)
         objective = MatchingObjective(
             self.permutation_game_, X, R, weights, strength, self.fit_intercept
         )

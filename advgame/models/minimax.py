@@ -55,7 +55,7 @@ from .._estimator.inputs import (
     distinct_rows,
     validate_numeric,
 )
-from .._validation import check_real
+from .._validation import check_real, unit_weights, weight_total
 from ..declaration import PredictionGame
 from ..exceptions import ConvergenceWarning, SolverError
 from ..features import Multiclass
@@ -131,7 +131,7 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
     # ---------------------------------------------------------------------------- fitting
     def _fit(self, X, y, Theta, sample_weight, t):
         X1 = self._design(X)
-        w = sample_weight / sample_weight.sum()
+        w = unit_weights(sample_weight)
         balls = copy.deepcopy(self.game_.uncertainty).bind(t, self.n_features_in_)
         self.uncertainty_ = balls
         objective = self._objective(X1, Theta, w, balls)
@@ -374,12 +374,13 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
             raise ValueError("randomized=True is the Brier rule of Theorem 6: use loss='brier'.")
         X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
         K = self.classes_.size
+        total = weight_total(sample_weight)  # before the distinct rows' relative weights
         distinct = distinct_rows(X, y_index, sample_weight)
         if np.unique(distinct[1]).size == K:  # a class of zero total weight keeps its rows
             # one canonical form of the weighted data: weights are repeated rows exactly, and
             # the 0-1 LP (whose optimal A_ need not be unique) reaches the same vertex for both
             X, y_index, sample_weight = distinct
-        self._declare(getattr(losses, self.loss)(K), sample_weight.sum())
+        self._declare(getattr(losses, self.loss)(K), total)
         self._fit(X, y_index, np.eye(K)[y_index], sample_weight, K - 1)
         d = self.n_features_in_
         self.coef_ = self.A_[:, :d]
@@ -534,7 +535,7 @@ class MinimaxRegressor(RegressorMixin, _MinimaxModel):
                 "targets' scale, which float64 cannot hold. Rescale y, e.g. "
                 "TransformedTargetRegressor(MinimaxRegressor(), transformer=StandardScaler())."
             )
-        self._declare(losses.quadratic(self.rho), sample_weight.sum())
+        self._declare(losses.quadratic(self.rho), weight_total(sample_weight))
         self._fit(X, y, y[:, None].astype(float), sample_weight, 1)
         d = self.n_features_in_
         self.coef_ = self.A_[0, :d] / 2

@@ -453,6 +453,14 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         projections, decodings = CLASSIFIER_SETS[loss]
         context = f"for loss={loss!r}"
         chosen = _choose(self.polytope, projections, "polytope", context, instances=True)
+        if isinstance(chosen, Polytope) and chosen.point_ndim != 1:
+            raise ValueError(
+                f"polytope={chosen!r} holds {chosen.point_ndim}-D points (matrices), but "
+                f"loss={loss!r} encodes each label as a vector of "
+                f"{int(np.prod(decomposition.point_shape))} coordinates: give a polytope of "
+                "vectors (Simplex, UnitCube, OrderSimplex, Knapsack, ...); rankings go to "
+                "LabelRanker."
+            )
         self.projection_set_ = (
             chosen if isinstance(chosen, Polytope) else _named_set(chosen, k, bounds)
         )

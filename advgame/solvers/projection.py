@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.optimize import minimize
 
+from .._validation import unit_weights
 from ..exceptions import ConvergenceWarning, NotApplicableError
 from ..features import psd_eigen
 from ..polytopes import FenchelYoungLoss, Polytope
@@ -178,7 +179,7 @@ def fit_fenchel_young(
     n, m = Z.shape
     shape = targets.shape[1:]
     p = int(np.prod(shape))
-    w = weights / weights.sum()
+    w = unit_weights(weights)
     if hasattr(polytope, "warm_start"):  # iterative projections restart from the last duals
         polytope = copy.copy(polytope)
         polytope.warm_start = True

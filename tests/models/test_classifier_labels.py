@@ -1,8 +1,6 @@
 """AdversarialClassifier labels (issue #23): abstention labels, class order for ordinal losses,
 loss-matrix size and feature-scale limits, and scoring with the declared loss."""
 
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris
@@ -13,7 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import advgame as ag
-from advgame._estimator.inputs import MAX_FEATURE_MAGNITUDE
+from advgame._validation import MAX_COMPILED_MAGNITUDE, MAX_FEATURE_MAGNITUDE
 from advgame.losses import MAX_LABELS
 from advgame.metrics import LossScorer, make_loss_scorer, mean_matrix_loss
 
@@ -229,14 +227,16 @@ def test_huge_features_are_refused_with_advice(iris, scale):
 
 
 def test_feature_scale_limit_and_predict(iris):
+    """The first-order solvers take features up to MAX_FEATURE_MAGNITUDE; the compiled program,
+    whose solvers lose the optimum far earlier, refuses beyond MAX_COMPILED_MAGNITUDE."""
     X, y = iris
     large = X / np.abs(X).max() * MAX_FEATURE_MAGNITUDE / 10
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the solvers may report inaccurate solutions
-        clf = ag.AdversarialClassifier(solver="compile").fit(large, y)
+    clf = ag.AdversarialClassifier().fit(large, y)
     assert clf.predict(large).shape == y.shape
+    with pytest.raises(ValueError, match=r"over the limit of 1e\+07.*Standardise"):
+        ag.AdversarialClassifier(solver="compile").fit(X * 10 * MAX_COMPILED_MAGNITUDE, y)
     fitted = ag.AdversarialClassifier().fit(X, y)
-    with pytest.raises(ValueError, match="MAX_FEATURE_MAGNITUDE"):
+    with pytest.raises(ValueError, match=r"over the limit of 1e\+20"):
         fitted.predict(X * 1e300)
 
 
@@ -385,13 +385,13 @@ def test_declared_labels_are_the_classes_whatever_subset_y_holds(iris):
     optimum = _learning_lp(X, y_index, C, 0.05, w)
     params = {"loss": loss, "uncertainty": "linf", "strength": 0.05}
     exact = ag.AdversarialClassifier(**params, solver="compile").fit(X, names, sample_weight=w)
-    fast = ag.AdversarialClassifier(**params).fit(X, names, sample_weight=w)
+    fast = ag.AdversarialClassifier(**params, solver="smoothing").fit(X, names, sample_weight=w)
     for clf in (exact, fast):
         assert clf.classes_.tolist() == declared
         assert clf.predict_proba(X).shape == (names.size, 5)
         assert set(np.unique(clf.predict(X))) <= set(declared)
     assert exact.converged_ == "optimal" and exact.objective_ == pytest.approx(optimum, abs=1e-7)
-    assert fast.solver_ != "compile" and fast.converged_ == "certified"
+    assert fast.solver_ == "smoothing" and fast.converged_ == "certified"
     assert optimum - 1e-7 <= fast.objective_ <= optimum + fast.gap_ + 1e-7
     # the declaration compiles the same program from the subset
     program = fast.game_.compile(X, names, w)
