@@ -168,18 +168,25 @@ def check_rankings(R, n_samples, n_labels=None, name="R", estimator=None):
 WEIGHT_TOTAL_RANGE = (1e-12, 1e12)
 
 
+def weight_unit(sample_weight):
+    """The power of two within a factor 2 of the largest weight: dividing by it is exact, so
+    weights relative to it keep every ratio and sum bit for bit (integer weights and repeated
+    rows stay one computation) while their total stays within float64."""
+    return float(np.ldexp(1.0, int(np.frexp(float(np.max(sample_weight)))[1]) - 1))
+
+
 def unit_weights(sample_weight):
-    """Non-negative weights scaled to sum to one, divided by their largest entry first so that a
+    """Non-negative weights scaled to sum to one, divided by :func:`weight_unit` first so that a
     total beyond float64 (``1e308`` per row) or subnormal (``1e-310``) normalises like any
     other: only the ratios matter."""
-    relative = sample_weight / sample_weight.max()
+    relative = sample_weight / weight_unit(sample_weight)
     return relative / relative.sum()
 
 
 def weight_total(sample_weight):
     """The sum of the weights, computed without overflow and clipped to
     :data:`WEIGHT_TOTAL_RANGE` (for the default strengths ``1 / total``)."""
-    top = float(sample_weight.max())
+    top = weight_unit(sample_weight)
     relative = float((sample_weight / top).sum())
     low, high = WEIGHT_TOTAL_RANGE
     if top >= high or top * relative >= high:

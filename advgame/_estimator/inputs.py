@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from .._validation import check_positive, check_rankings
+from .._validation import check_positive, check_rankings, weight_unit
 from ..declaration import classes_of, resolve_loss_matrix
 
 __all__ = [
@@ -53,7 +53,7 @@ def validate_numeric(estimator, X, y="no_validation", **options):
     objects such as dicts, which scikit-learn's ``check_dtype_object`` expects)."""
     if options.get("y_numeric") and not (isinstance(y, str) and y == "no_validation"):
         target = np.asarray(y)
-        if target.dtype.kind not in "biuf":
+        if target.dtype.kind in "US":  # objects and complex: scikit-learn's own messages
             raise ValueError(
                 f"y must hold numbers (a regression target); got dtype {target.dtype} "
                 f"(first value {target.flat[0]!r}). Convert it, e.g. y.astype(float)."
@@ -128,8 +128,8 @@ def distinct_rows(X, y_index, sample_weight):
     X : ndarray of shape (m, d)
     y_index : ndarray of shape (m,)
     sample_weight : ndarray of shape (m,), positive
-        Relative to the largest input weight (only the ratios matter to the objective; the
-        default strengths read the total before this).
+        Relative to :func:`advgame._validation.weight_unit` of the input weights (only the
+        ratios matter to the objective; the default strengths read the total before this).
     """
     key = _row_hash(X, y_index)
     order = np.lexsort((y_index, key))
@@ -138,8 +138,8 @@ def distinct_rows(X, y_index, sample_weight):
     pairs = np.flatnonzero(same)
     same[pairs] = np.all(X[order[pairs]] == X[order[pairs + 1]], axis=1)  # not a collision
     starts = np.flatnonzero(np.r_[True, ~same])
-    top = sample_weight.max()  # relative weights: copies of 1e308 sum without overflow
-    weight = np.add.reduceat(sample_weight[order] / top, starts)
+    # relative to a power of two (exact): copies of 1e308 sum without overflow
+    weight = np.add.reduceat(sample_weight[order] / weight_unit(sample_weight), starts)
     keep = weight > 0
     first = order[starts[keep]]
     return X[first], y_index[first], weight[keep]

@@ -73,6 +73,7 @@ def test_distinct_rows_is_the_weighted_empirical_distribution():
     """distinct_rows against a dictionary count of the rows: each distinct (x, y) once with
     its total weight, zero weights dropped; the same output for any order of the rows."""
     from advgame._estimator.inputs import distinct_rows
+    from advgame._validation import weight_unit
 
     rng = np.random.default_rng(3)
     base = rng.integers(0, 3, size=(12, 2)).astype(float)  # few values: many repeats
@@ -86,9 +87,10 @@ def test_distinct_rows_is_the_weighted_empirical_distribution():
     expected = {key: weight for key, weight in expected.items() if weight > 0}
     Xd, yd, wd = distinct_rows(X, y, w)
     assert len(wd) == len(expected) and np.all(wd > 0)
-    assert {(*x, label): weight for x, label, weight in zip(Xd.tolist(), yd.tolist(), wd)} == (
-        expected
-    )
+    unit = weight_unit(w)  # the weights come back relative to it (exactly: a power of two)
+    assert {
+        (*x, label): weight * unit for x, label, weight in zip(Xd.tolist(), yd.tolist(), wd)
+    } == (expected)
     order = rng.permutation(200)
     for a, b in zip(distinct_rows(X[order], y[order], w[order]), (Xd, yd, wd)):
         np.testing.assert_array_equal(a, b)
