@@ -253,7 +253,7 @@ def action_labels(loss_matrix, classes, abstain_label=None):
 
     Returns
     -------
-    actions : ndarray of shape (n_actions,)
+    actions : ndarray of shape (l,)
         Of the classes' dtype when every action is a class, a common numeric or string dtype
         when the other outputs are of the classes' kind, ``object`` when they mix.
     abstain_label : int, float, str or None

@@ -176,8 +176,8 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         Sorted labels, the labels a loss matrix declares, or the order given by
         ``classes_order`` (see there).
     loss_matrix_ : LossMatrix
-    actions_ : ndarray of shape (n_actions,)
-        What ``predict`` returns for each action (row of ``loss_matrix_``): a class, an
+    actions_ : ndarray of shape (l,)
+        What ``predict`` returns for each of the ``l`` actions (rows of ``loss_matrix_``): a class, an
         action's name or ``abstain_label_``; its dtype is ``predict``'s.
     abstain_label_ : int, float, str or None
         What ``predict`` returns for an abstention; None when no action abstains.

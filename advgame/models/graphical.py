@@ -319,7 +319,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
         belief-propagation marginals of ``theta_`` (:func:`crf_dual_bound`): tight at an
         L-BFGS optimum with ``uncertainty='soft'``, loose elsewhere (for ``exact`` it is the
         whole objective); reported, never enforced.
-    actions_ : ndarray of shape (n_actions,)
+    actions_ : ndarray of shape (l,)
         What ``predict`` returns for each action (row) of the loss (of ``decision_loss`` for
         the CRF), as for :class:`advgame.AdversarialClassifier`: the class of an action named
         like a label, the name of another named action (``LossMatrix(..., actions=[...,
