@@ -168,11 +168,23 @@ def check_rankings(R, n_samples, n_labels=None, name="R", estimator=None):
 WEIGHT_TOTAL_RANGE = (1e-12, 1e12)
 
 
+def power_of_two_unit(values, native=None):
+    """The power of two that puts the largest ``|value|`` in ``[1, 2)`` (``2^(e - 1)`` for a
+    largest entry ``m 2^e``, ``1/2 <= m < 1``), or 1 when that entry is 0 or within ``native``
+    (a range ``(low, high)``; None: always scale).
+    Dividing by it is exact, so every ratio, sum and comparison keeps its bits: the one scaling
+    the games, the compiled programs and the sample weights use near the ends of float64."""
+    top = float(np.max(np.abs(values))) if np.size(values) else 0.0
+    if top == 0.0 or (native is not None and native[0] <= top <= native[1]):
+        return 1.0
+    return float(np.ldexp(1.0, int(np.frexp(top)[1]) - 1))
+
+
 def weight_unit(sample_weight):
-    """The power of two within a factor 2 of the largest weight: dividing by it is exact, so
-    weights relative to it keep every ratio and sum bit for bit (integer weights and repeated
-    rows stay one computation) while their total stays within float64."""
-    return float(np.ldexp(1.0, int(np.frexp(float(np.max(sample_weight)))[1]) - 1))
+    """:func:`power_of_two_unit` of the weights: weights relative to it keep every ratio and sum
+    bit for bit (integer weights and repeated rows stay one computation) while their total stays
+    within float64."""
+    return power_of_two_unit(sample_weight)
 
 
 def unit_weights(sample_weight):

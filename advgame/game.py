@@ -40,7 +40,7 @@ from numpy.typing import ArrayLike
 
 from . import fast_paths, vertices
 from ._closed_form_check import CLOSED_FORM_RTOL, ClosedFormReport, check_closed_form
-from ._validation import as_labels, as_potentials
+from ._validation import as_labels, as_potentials, power_of_two_unit
 from .exceptions import NotApplicableError, SizeLimitError, SolverError
 from .fast_paths import (
     AUTO_LP_CALL_ROWS,
@@ -85,13 +85,9 @@ UNIT_FLOOR = 1e300
 
 
 def loss_scale(matrix: np.ndarray) -> float:
-    """The power of two a game divides its loss by (exactly): 1 for a largest entry within
-    :data:`NATIVE_SCALES`, else ``2^(e - 1)`` for a largest entry ``m 2^e`` (``1/2 <= m < 1``),
-    which puts the largest entry in ``[1, 2)``."""
-    top = float(np.max(np.abs(matrix))) if np.size(matrix) else 0.0
-    if top == 0.0 or NATIVE_SCALES[0] <= top <= NATIVE_SCALES[1]:
-        return 1.0
-    return float(np.ldexp(1.0, int(np.frexp(top)[1]) - 1))
+    """The power of two a game divides its loss by (exactly, ``power_of_two_unit``): 1 for
+    a largest entry within :data:`NATIVE_SCALES`, else the one that puts it in ``[1, 2)``."""
+    return power_of_two_unit(matrix, NATIVE_SCALES)
 
 
 def _check_value_range(value: np.ndarray, what: str = "the game value") -> None:

@@ -1,6 +1,7 @@
 """Input checks shared by the estimators (one message style everywhere)."""
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
@@ -21,6 +22,7 @@ __all__ = [
     "resolve_loss_matrix",
     "check_rankings",
     "ordered_categories",
+    "renamed_parameter",
     "order_classes",
 ]
 
@@ -325,3 +327,19 @@ def _output_array(classes, outputs):
     out = np.empty(len(outputs), dtype=object)
     out[:] = outputs
     return out
+
+
+def renamed_parameter(estimator, old, new):
+    """The value of parameter ``new``, or of its deprecated former name ``old`` when that is set
+    (its default is the string ``'deprecated'``), with a ``FutureWarning`` pointing at the
+    user's ``fit`` call (this is called from the estimator's parameter check inside ``fit``)."""
+    value = getattr(estimator, old)
+    if isinstance(value, str) and value == "deprecated":
+        return getattr(estimator, new)
+    warnings.warn(
+        f"{type(estimator).__name__}: {old!r} was renamed {new!r} (the name every advgame "
+        f"estimator gives a regularisation strength) and will be removed: use {new}={value!r}.",
+        FutureWarning,
+        stacklevel=4,
+    )
+    return value

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import losses
-from .._validation import MAX_COMPILED_MAGNITUDE, check_feature_scale
+from .._validation import MAX_COMPILED_MAGNITUDE, check_feature_scale, power_of_two_unit
 from ..exceptions import SolverError
 from ..features import KernelFeatures, Multiclass, Thresholded
 from ..uncertainty import SoftMoments
@@ -411,11 +411,8 @@ NATIVE_LOSS_SCALES = (2.0**-7, 2.0**7)
 
 def compiled_loss_scale(L: np.ndarray) -> float:
     """1 for a loss whose largest entry is within :data:`NATIVE_LOSS_SCALES`, else the power of
-    two that puts it in ``[1, 2)``."""
-    top = float(np.max(np.abs(L))) if L.size else 0.0
-    if top == 0.0 or NATIVE_LOSS_SCALES[0] <= top <= NATIVE_LOSS_SCALES[1]:
-        return 1.0
-    return float(np.ldexp(1.0, int(np.frexp(top)[1]) - 1))
+    two that puts it in ``[1, 2)`` (``advgame._validation.power_of_two_unit``)."""
+    return power_of_two_unit(L, NATIVE_LOSS_SCALES)
 
 
 def uncertainty_in_loss_units(uncertainty: UncertaintySet, scale: float) -> UncertaintySet:

@@ -28,7 +28,6 @@ training methods are in :mod:`advgame.solvers.matching`.
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,6 +45,7 @@ from .._estimator.inputs import (
     check_iteration_params,
     check_rankings,
     check_weights,
+    renamed_parameter,
     validate_numeric,
 )
 from .._validation import check_real, unit_weights
@@ -232,16 +232,8 @@ class AdversarialMatching(ProgramNotPickled, RankingMixin, BaseEstimator):
 
     def _strength(self) -> float:
         """``strength``, or the deprecated ``alpha`` when it is set (with a FutureWarning)."""
-        if isinstance(self.alpha, str) and self.alpha == "deprecated":
-            return check_real("strength", self.strength, low=0.0)
-        warnings.warn(
-            "AdversarialMatching(alpha=...) is deprecated and will be removed in a future "
-            "release; use strength=... (the regularisation strength, named as in every other "
-            "estimator).",
-            FutureWarning,
-            stacklevel=3,
-        )
-        return check_real("alpha", self.alpha, low=0.0)
+        given = "strength" if isinstance(self.alpha, str) else "alpha"  # name what was set
+        return check_real(given, renamed_parameter(self, "alpha", "strength"), low=0.0)
 
     def _check_params(self):
         check_iteration_params(self, ("max_iter", "batch_size"))

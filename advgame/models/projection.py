@@ -24,7 +24,6 @@ polynomial kernel :math:`(\langle x, x'\rangle + 1)^D`: ``kernel='poly', gamma=1
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -41,6 +40,7 @@ from .._estimator.inputs import (
     check_iteration_params,
     check_rankings,
     check_weights,
+    renamed_parameter,
     validate_numeric,
 )
 from .._validation import check_real
@@ -93,22 +93,6 @@ def knapsack_bounds(Y: ArrayLike) -> tuple[int, int]:
     counts = np.asarray(Y, dtype=np.float64).sum(axis=1)
     high = int(np.ceil(counts.mean() + counts.std() - 1e-12))
     return 0, int(min(max(high, 1), np.shape(Y)[1]))
-
-
-def renamed_parameter(estimator, old, new):
-    """The value of parameter ``new``, or of its deprecated former name ``old`` (with a
-    ``FutureWarning``) when that is set (its default is the string ``'deprecated'``)."""
-    value = getattr(estimator, old)
-    if isinstance(value, str) and value == "deprecated":
-        return getattr(estimator, new)
-    warnings.warn(
-        f"{type(estimator).__name__}: {old!r} was renamed {new!r} (the name every advgame "
-        f"estimator gives a regularisation strength); {old!r} will be removed. Pass "
-        f"{new}={value!r}.",
-        FutureWarning,
-        stacklevel=4,
-    )
-    return value
 
 
 def _named_set(name, k, bounds):
