@@ -714,6 +714,12 @@ class MomentBalls:
         return self
 
     @property
+    def radii(self) -> np.ndarray:
+        """The radius of every ball (a row, a group, or the single l1inf ball), after
+        :meth:`bind`."""
+        return self._eps
+
+    @property
     def smooth(self) -> bool:
         """Whether the penalty is differentiable everywhere (ridge, or no penalty)."""
         return (self.squared and self.norm == 2) or not np.any(self._eps)
@@ -852,51 +858,59 @@ class MomentBalls:
             r = min(1.0, float(np.min(np.where(norms > 0, eps / norms, np.inf))))
         return r * entropy
 
-    def cvxpy(self, W: Any) -> Any:
-        """The penalty as a cvxpy expression of the variable ``W`` (the compiler's piece)."""
+    def cvxpy(self, W: Any, radius: Any = None) -> Any:
+        """The penalty as a cvxpy expression of the variable ``W`` (the compiler's piece): one
+        term ``radius[b] * ||W_b||_*`` per ball ``b`` (a row, or a row's group), so that the
+        printed program reads as the math.  ``radius`` is the radii as a cvxpy ``Parameter``
+        (printed by name); the numbers when ``None``."""
         import cvxpy as cp
 
-        eps = self._eps
-        if self.norm == "group":
-            return sum(
-                eps_g * cp.sum(cp.norm(W[:, np.flatnonzero(self._group_index == g)], 2, axis=1))
-                for g, eps_g in enumerate(eps)
-            )
+        eps = self._eps if radius is None else radius
         if self.norm == "l1inf":
             return eps[0] * cp.sum(cp.max(cp.abs(W), axis=0))
+        if self.norm == "group":
+            return sum(
+                eps[g] * cp.norm(W[i, np.flatnonzero(self._group_index == g)], 2)
+                for g in range(len(self._eps))
+                for i in range(W.shape[0])
+            )
+        if self.squared and self.norm == 2:
+            return sum(eps[i] * cp.sum_squares(W[i, :]) for i in range(W.shape[0]))
         p = {"inf": 1, 2: 2, 1: "inf"}[self.norm]
-        norms = cp.hstack([cp.norm(W[i, :], p) for i in range(W.shape[0])])
+        norms = [cp.norm(W[i, :], p) for i in range(W.shape[0])]
         if self.squared:
-            return eps @ cp.square(norms) if self.norm != 2 else eps @ cp.sum(cp.square(W), axis=1)
-        return eps @ norms
+            return sum(eps[i] * cp.square(norm) for i, norm in enumerate(norms))
+        return sum(eps[i] * norm for i, norm in enumerate(norms))
 
-    def cvxpy_moment_norms(self, G: Any) -> list[tuple[Any, float]]:
+    def cvxpy_moment_norms(self, G: Any, radius: Any = None) -> list[tuple[Any, Any]]:
         """The moment-ball norms of the cvxpy expression ``G`` (``t x d``), as a list of
         ``(norm expression, radius)`` pairs: one per row, per (group, row), or one for l1inf
-        (the cvxpy form of :meth:`moment_norms`)."""
+        (the cvxpy form of :meth:`moment_norms`); ``radius`` as in :meth:`cvxpy`."""
         import cvxpy as cp
 
+        eps = self._eps if radius is None else radius
         if self.norm == "group":
             return [
-                (cp.norm(G[i, np.flatnonzero(self._group_index == g)], 2), eps_g)
-                for g, eps_g in enumerate(self._eps)
+                (cp.norm(G[i, np.flatnonzero(self._group_index == g)], 2), eps[g])
+                for g in range(len(self._eps))
                 for i in range(G.shape[0])
             ]
         if self.norm == "l1inf":
-            return [(cp.max(cp.sum(cp.abs(G), axis=0)), self._eps[0])]
+            return [(cp.max(cp.sum(cp.abs(G), axis=0)), eps[0])]
         p = {"inf": "inf", 2: 2, 1: 1}[self.norm]
-        return [(cp.norm(G[i, :], p), eps) for i, eps in enumerate(self._eps)]
+        return [(cp.norm(G[i, :], p), eps[i]) for i in range(G.shape[0])]
 
-    def cvxpy_conjugate(self, G: Any) -> tuple[Any, list[Any]]:
+    def cvxpy_conjugate(self, G: Any, radius: Any = None) -> tuple[Any, list[Any]]:
         r"""``R^*(G)`` of :meth:`conjugate` for the cvxpy expression ``G``: ``(penalty,
         constraints)``.  Balls give the constraints ``||G_b|| <= eps_b`` (the adversary's moment
         balls) and no penalty; squared balls the penalty ``sum_i ||G_i||^2 / (4 lam_i)`` (rows
-        with ``lam_i = 0`` must match exactly)."""
+        with ``lam_i = 0`` must match exactly).  ``radius`` as in :meth:`cvxpy` (balls only: a
+        squared ball's radii divide, which a parameter would make non-DPP)."""
         import cvxpy as cp
 
-        pairs = self.cvxpy_moment_norms(G)
         if not self.squared:
-            return 0.0, [norm <= eps for norm, eps in pairs]
+            return 0.0, [norm <= eps for norm, eps in self.cvxpy_moment_norms(G, radius)]
+        pairs = self.cvxpy_moment_norms(G)
         penalty = sum(cp.square(norm) / (4 * eps) for norm, eps in pairs if eps > 0)
         return penalty, [norm <= 0 for norm, eps in pairs if eps == 0]
 

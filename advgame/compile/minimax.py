@@ -119,6 +119,12 @@ class MinimaxProgram:
             cp.Constant(self.Theta, name="y" if self.regression else "Theta"),
         )
 
+    def _radius(self):
+        """The balls' radii as the cvxpy parameter ``radius`` (printed by name, DPP)."""
+        from .cvx import _parameter
+
+        return _parameter(self.balls.radii, "radius", nonneg=True)
+
     @property
     def kind(self) -> str:
         """'LP', 'QP', 'SOCP' or 'EXP' (exponential cones, the log loss)."""
@@ -171,7 +177,7 @@ class MinimaxProgram:
             fit, groups = self._conjugate(F)
             w, _, _, Theta = self._named()
             fit -= w @ cp.sum(cp.multiply(Theta, F), axis=1)
-            penalty = self.balls.cvxpy(A[:, : self.n_features])
+            penalty = self.balls.cvxpy(A[:, : self.n_features], self._radius())
             self._primal = NamedProblem(cp.Minimize(fit + penalty), groups)
         return self._primal
 
@@ -286,8 +292,11 @@ class MinimaxAdversary:
             residual = cp.multiply(W, Theta[:, :t] - Q[:, :t])
             if pg.fit_intercept:  # the intercept's moments are matched exactly
                 groups["intercept"] = [(cp.sum(residual, axis=0) == 0, "equal")]
-            G = residual.T @ X
-            penalty, balls = pg.balls.cvxpy_conjugate(G)
+            # named, so that each ball's row prints as moment_gap[i, :], not as an index into a
+            # product
+            G = cp.Variable((t, X.shape[1]), name="moment_gap")
+            groups["moment_gap"] = [(G == residual.T @ X, "equal")]
+            penalty, balls = pg.balls.cvxpy_conjugate(G, pg._radius())
             if balls:
                 groups["moments"] = [(c, "cone") for c in balls]
             if isinstance(penalty, cp.Expression):  # squared balls (no penalty: nothing printed)

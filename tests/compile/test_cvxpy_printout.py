@@ -78,14 +78,19 @@ def test_printout_names_every_constant_and_no_internals(name):
 
 def test_the_minimax_printout_uses_the_user_facing_functions():
     """The minimax family builds its cvxpy problem directly: its printout names cvxpy's atoms as
-    a user calls them and adds no zero penalty."""
+    a user calls them, names the radii and the moment gap, and adds no zero penalty."""
     game, X, y = CASES["minimax log"]()
     program = game.compile(X, y)
-    primal, dual = str(program.to_cvxpy()), str(program.dual().to_cvxpy())
-    for text in (primal, dual):
-        for what in ("quad_over_lin", "PnormApprox", "SOC", "default arguments"):
+    primal, dual = program.to_cvxpy(), program.dual().to_cvxpy()
+    for problem in (primal, dual):
+        text = str(problem)
+        for what in ("quad_over_lin", "PnormApprox", "SOC", "default arguments", "raw vector"):
             assert not re.search(INTERNALS[what], text), (what, text)
-    assert "log_sum_exp(" in primal and "norm2(" in primal and "sum(entr(q), axis=1)" in dual
+        assert "reshape" not in text and "\n  radius: 2 (parameter)" in text
+        assert problem.is_dpp(), text
+    primal, dual = str(primal), str(dual)
+    assert "log_sum_exp(" in primal and "radius[1] * norm2(" in primal
+    assert "sum(entr(q), axis=1)" in dual and "norm2(moment_gap[1, 0:2]) <= radius[1]" in dual
     assert "-0.0" not in dual
 
 

@@ -156,11 +156,15 @@ def test_printed_programs_read_as_the_math():
     assert program.kind == "LP"
     primal, dual = program.to_cvxpy(), program.dual().to_cvxpy()
     assert isinstance(primal, cp.Problem) and isinstance(dual, cp.Problem)
-    assert set(primal.var_dict) == {"A", "u", "p"} and set(dual.var_dict) == {"q", "v"}
+    assert set(primal.var_dict) == {"A", "u", "p"} and set(dual.var_dict) == {
+        "q",
+        "v",
+        "moment_gap",
+    }
     assert set(primal.constraint_groups) == {"game", "simplex"}
-    assert set(dual.constraint_groups) == {"simplex", "game", "intercept", "moments"}
+    assert set(dual.constraint_groups) == {"simplex", "game", "intercept", "moment_gap", "moments"}
     text = str(primal) + str(dual)
-    for piece in ("[X, 1] @ A.T", "p @ L", "Theta", "q @ L^T", "norm_inf"):
+    for piece in ("[X, 1] @ A.T", "p @ L", "Theta", "q @ L^T", "norm_inf", "<= radius[0]"):
         assert piece in text, piece
     assert "minimax program (LP)" in program.describe()
 
