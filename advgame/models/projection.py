@@ -63,6 +63,7 @@ from ..polytopes import (
     Unconstrained,
     UnitCube,
 )
+from ..solvers._progress import Progress
 from ..solvers.projection import fit_fenchel_young_game
 from ..uncertainty import Exact, SoftMoments
 
@@ -83,8 +84,6 @@ RANKING_MATRIX_SETS = (
     ("birkhoff", "row_stochastic", "unit_cube"),
 )
 RANKING_VECTOR_SETS = (("permutahedron", "none"), ("permutahedron",))
-#: With ``verbose=2``, L-BFGS reports every this many iterations.
-REPORT_EVERY = 25
 
 
 def knapsack_bounds(Y: ArrayLike) -> tuple[int, int]:
@@ -194,10 +193,10 @@ class _FenchelYoungModel(BaseEstimator):
         if self.kernel is not None:
             self.X_fit_ = X
 
-        def report(iteration, objective):
-            if iteration % REPORT_EVERY == 0:
-                progress(self, f"L-BFGS iteration {iteration}: objective {objective:.6g}", 2)
-
+        reporter = Progress(lambda line: progress(self, line), self.verbose)
+        phase = reporter.phase(
+            "L-BFGS", "the Fenchel-Young objective is smooth", "iteration", self.max_iter
+        )
         fitted = fit_fenchel_young_game(
             self.game_,
             self.feature_map_,
@@ -206,13 +205,14 @@ class _FenchelYoungModel(BaseEstimator):
             sample_weight,
             max_iter=self.max_iter,
             tol=self.tol,
-            callback=report if self.verbose >= 2 else None,
+            progress=phase,
             stacklevel=3,
         )
         self.coef_, self.intercept_, self.objective_, self.n_iter_ = fitted[:4]
         record_convergence(
             self, fitted.gap, self.tol, self.objective_, reason=f"L-BFGS: {fitted.n_iter} steps"
         )
+        phase.end(self.converged_, fitted.n_iter, fitted.gap)
 
     def _declare_game(self, dim):
         r"""The :class:`advgame.PredictionGame` of this model on points of ``dim`` coordinates:
@@ -318,7 +318,9 @@ class ProjectionClassifier(ClassifierMixin, _FenchelYoungModel):
         L-BFGS stops when the largest gradient entry is below ``tol``.
     verbose : int, default=0
         Progress on stderr: 1 prints the stages of ``fit`` and what it found (time, iterations,
-        objective), 2 also the objective every :data:`REPORT_EVERY` (25) L-BFGS iterations.
+        objective) and one line for the L-BFGS phase with its certified gap, 2 also its
+        objective at most once a second (the reporter of every solver,
+        :mod:`advgame.solvers._progress`).
     alpha : float, deprecated
         The old name of ``strength``; still accepted with a ``FutureWarning``.
 

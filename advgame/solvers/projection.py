@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -26,6 +25,7 @@ from .._validation import unit_weights
 from ..exceptions import ConvergenceWarning, NotApplicableError
 from ..features import psd_eigen
 from ..polytopes import FenchelYoungLoss, Polytope
+from ._progress import Phase, quiet
 
 __all__ = [
     "FittedScores",
@@ -125,7 +125,7 @@ def fit_fenchel_young(
     kernel: bool = False,
     max_iter: int = 1000,
     tol: float = 1e-6,
-    callback: Callable[[int, float], None] | None = None,
+    progress: Phase | None = None,
     stacklevel: int = 2,
 ) -> FittedScores:
     r"""Minimise the weighted Fenchel-Young loss over ``polytope`` plus the squared-norm penalty.
@@ -154,8 +154,9 @@ def fit_fenchel_young(
         Whether ``design`` is a Gram matrix.
     max_iter, tol : int, float
         L-BFGS iterations, and its stopping test on the largest gradient entry.
-    callback : callable or None
-        ``callback(iteration, objective)`` after every L-BFGS iteration.
+    progress : Phase or None
+        The fit's progress phase (:mod:`advgame.solvers._progress`): one step per L-BFGS
+        iteration, with its objective.
     stacklevel : int
         Of the ``ConvergenceWarning``, as for :func:`warnings.warn` called by the caller.
 
@@ -196,19 +197,19 @@ def fit_fenchel_young(
         parts = [grad_W.ravel()] + ([G.sum(axis=0)] if fit_intercept else [])
         return J, np.concatenate(parts)
 
-    iterations = 0
+    phase, iterations = quiet(progress), 0
 
     def report(intermediate_result):
         nonlocal iterations
         iterations += 1
-        callback(iterations, intermediate_result.fun)
+        phase.step(iterations, objective=intermediate_result.fun)
 
     result = minimize(
         objective,
         np.zeros(m * p + (p if fit_intercept else 0)),
         jac=True,
         method="L-BFGS-B",
-        callback=None if callback is None else report,
+        callback=None if progress is None else report,
         options={"maxiter": max_iter, "maxcor": LBFGS_MEMORY, "gtol": tol, "ftol": 0.0},
     )
     gradient = np.max(np.abs(result.jac)) if result.jac.size else 0.0
@@ -261,7 +262,7 @@ def fit_fenchel_young_game(
     weights: np.ndarray,
     max_iter: int = 1000,
     tol: float = 1e-6,
-    callback: Callable[[int, float], None] | None = None,
+    progress: Phase | None = None,
     stacklevel: int = 2,
 ) -> FittedScores:
     r"""Solve the learning problem of a declared Fenchel-Young game (a generalised entropy over
@@ -294,7 +295,7 @@ def fit_fenchel_young_game(
         kernel=kernel,
         max_iter=max_iter,
         tol=tol,
-        callback=callback,
+        progress=progress,
         stacklevel=stacklevel + 1,
     )
     if folded:

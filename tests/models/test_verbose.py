@@ -54,8 +54,7 @@ def test_verbose_prints_the_fit_on_stderr_and_nothing_by_default(name, capsys):
 
 
 @pytest.mark.parametrize("name", ["ProjectionClassifier", "MinimaxClassifier"])
-def test_verbose_two_reports_iterations(name, capsys, monkeypatch):
-    monkeypatch.setattr(ag.models.projection, "REPORT_EVERY", 1)
+def test_verbose_two_reports_iterations(name, capsys):
     model = (
         ag.ProjectionClassifier(verbose=2)
         if name == "ProjectionClassifier"
