@@ -591,10 +591,11 @@ def _paper(name):
     return RUNS[name].rpartition(".")[2]
 
 
-def run_all(names, quick, out_dir):
+def run_all(names, quick, out_dir, progress=True):
     """Run the benchmarks ``names`` in turn, numbered progress on stderr; with ``out_dir``, write
     ``NAME.json`` (records) and ``NAME.md`` (the printed report) there.  Stops at the first
-    benchmark that fails (each checks its own answers)."""
+    benchmark that fails (each checks its own answers).  ``progress=False`` prints only the
+    reports."""
     from pathlib import Path
 
     from .benchmarks.report import write_results
@@ -602,7 +603,8 @@ def run_all(names, quick, out_dir):
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
     for number, name in enumerate(names, 1):
-        print(f"[{number}/{len(names)}] advgame bench {name}", file=sys.stderr, flush=True)
+        if progress:
+            print(f"[{number}/{len(names)}] advgame bench {name}", file=sys.stderr, flush=True)
         reports = []
 
         def show(report, reports=reports):
@@ -610,7 +612,7 @@ def run_all(names, quick, out_dir):
             reports.append(report)
 
         out = None if out_dir is None else Path(out_dir) / f"{name}.json"
-        _benchmark(name).run(quick=quick, out=out, print_fn=show)
+        _benchmark(name).run(quick=quick, out=out, print_fn=show, progress=progress)
         if out_dir is not None:
             write_results(Path(out_dir) / f"{name}.md", None, None, reports[-1])
     return 0
@@ -620,8 +622,8 @@ def cmd_bench(args):
     """``advgame bench NAME`` (:data:`BENCHMARKS`) or ``advgame bench all``."""
     _check_out(args.out, directory=args.benchmark == "all")
     if args.benchmark == "all":
-        return run_all([name for name, _, _ in BENCHMARKS], args.quick, args.out)
-    _benchmark(args.benchmark).run(quick=args.quick, out=args.out)
+        return run_all([name for name, _, _ in BENCHMARKS], args.quick, args.out, args.progress)
+    _benchmark(args.benchmark).run(quick=args.quick, out=args.out, progress=args.progress)
     return 0
 
 
@@ -630,7 +632,9 @@ def cmd_reproduce(args):
     reproduce all``."""
     _check_out(args.out, directory=args.paper == "all")
     if args.paper == "all":
-        return run_all([bench for _, bench, _ in REPRODUCTIONS], args.quick, args.out)
+        return run_all(
+            [bench for _, bench, _ in REPRODUCTIONS], args.quick, args.out, args.progress
+        )
     bench = next(b for seed, b, _ in REPRODUCTIONS if args.paper in (seed, _paper(b)))
     options = {}
     if getattr(args, "n_jobs", None) is not None:
@@ -645,7 +649,7 @@ def cmd_reproduce(args):
         if models:
             settings = replace(settings, models=tuple(m for m in models.split(",") if m))
         options["settings"] = settings
-    _benchmark(bench).run(quick=args.quick, out=args.out, **options)
+    _benchmark(bench).run(quick=args.quick, out=args.out, progress=args.progress, **options)
     return 0
 
 
@@ -788,8 +792,15 @@ def _loss_arguments():
 
 
 def _run_options(command, run, quick="each in its quick mode", all_=False):
-    """``--quick`` and ``--out`` of a benchmark (``PATH``) or of a run of several (``DIR``)."""
+    """``--quick``, ``--out`` (``PATH`` of a benchmark, ``DIR`` of a run of several) and
+    ``--no-progress``."""
     command.add_argument("--quick", action="store_true", help=quick)
+    command.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_false",
+        help="print the report only: no progress lines or bars on stderr",
+    )
     if all_:
         command.add_argument("--out", metavar="DIR", help="write NAME.json and NAME.md into DIR")
     else:

@@ -466,3 +466,16 @@ def test_explain_refuses_a_declaration_that_does_not_fit(capsys):
         capsys, "explain", "zero-one", "--k", "3", "--features", "rbf", "--uncertainty", "l1"
     )
     assert code == 2 and "does not fit features" in err and "NormBall(radius, norm=2)" in err
+
+
+def test_no_progress_prints_the_reports_only(tmp_path, capsys, monkeypatch):
+    names = ["graph"]
+    monkeypatch.setattr(cli, "BENCHMARKS", tuple(b for b in BENCHMARKS if b[0] in names))
+    monkeypatch.setattr(graph, "QUICK", TINY[graph])
+    assert main(["bench", "graph", "--quick"]) == 0
+    loud = capsys.readouterr()
+    assert "[graph" in loud.err  # the progress lines this flag silences
+    assert main(["bench", "all", "--quick", "--no-progress", "--out", str(tmp_path)]) == 0
+    assert main(["bench", "graph", "--quick", "--no-progress"]) == 0
+    quiet = capsys.readouterr()
+    assert quiet.err == "" and quiet.out.count("advgame bench graph, ") == 2  # both reports
