@@ -51,6 +51,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from sklearn.datasets import load_iris, load_wine
+from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
@@ -107,9 +108,14 @@ class Settings:
 
     ``agreement``: ``(data set, losses)`` pairs, each loss with every set of ``agreement_sets``;
     ``balls``: ``(n, loss, radii)`` triples on optdigits, each with every norm of ``ball_norms``;
+    ``lp_balls``: ``(data set, n, losses, radii)`` of the LP balls (each norm of
+    ``lp_norms``) on the vendored multiclass sets, few parameters per game row (a seeded
+    stratified sample of ``n`` rows; 0: all);
     ``kernel_sizes``: optdigits rows of the RBF-kernel problems (zero-one and cost losses, soft
     moments and the RKHS ball).  ``repeats`` runs (median) for the solvers within
-    ``repeat_within`` times the fastest first run and under ``repeat_below`` CPU seconds; a run
+    ``repeat_within`` times the fastest first run and under ``repeat_below`` CPU seconds, and
+    more while they add up to less than ``settle`` CPU seconds (at most ``max_repeats``: a fit
+    of a hundredth of a second needs many to rise above the noise of a shared machine); a run
     is capped at ``cap_factor`` times the fastest certified time so far, between ``cap_min`` and
     ``cap_max`` CPU seconds.  ``compile`` runs up to ``compile_max_rows`` game rows (``n k``):
     HiGHS cannot be interrupted mid-solve, and beyond it runs into its own 300 s limit (the l1
@@ -119,10 +125,14 @@ class Settings:
     agreement_sets: tuple
     balls: tuple
     ball_norms: tuple
+    lp_balls: tuple
+    lp_norms: tuple
     kernel_sizes: tuple
     repeats: int
     repeat_within: float
     repeat_below: float
+    settle: float
+    max_repeats: int
     cap_factor: float
     cap_min: float
     cap_max: float
@@ -142,10 +152,19 @@ FULL = Settings(
         (5_000, "zero_one", (1e-2,)),
     ),
     ball_norms=("l1", "l2", "linf"),
-    kernel_sizes=(300,),
+    lp_balls=(
+        ("vehicle", 0, ("zero_one", "ordinal", "cost"), (1e-3, 1e-2, 1e-1)),
+        ("redwine", 800, ("zero_one", "ordinal", "cost"), (1e-3, 1e-2, 1e-1)),
+        ("segment", 700, ("zero_one", "cost"), (1e-3, 1e-2)),
+        ("satimage", 800, ("zero_one", "cost"), (1e-3, 1e-2)),
+    ),
+    lp_norms=("l1", "linf"),
+    kernel_sizes=(150, 300),
     repeats=3,
     repeat_within=1.5,
     repeat_below=5.0,
+    settle=1.0,
+    max_repeats=25,
     cap_factor=3.0,
     cap_min=2.0,
     cap_max=30.0,
@@ -157,10 +176,14 @@ QUICK = Settings(
     agreement_sets=("soft", "exact", "l1", "l2"),
     balls=(),
     ball_norms=(),
+    lp_balls=(),
+    lp_norms=(),
     kernel_sizes=(),
     repeats=1,
     repeat_within=1.5,
     repeat_below=1.0,
+    settle=0.0,
+    max_repeats=1,
     cap_factor=3.0,
     cap_min=3.0,
     cap_max=30.0,
@@ -172,10 +195,14 @@ WARM_UP = Settings(
     agreement_sets=("soft", "l2"),
     balls=(),
     ball_norms=(),
+    lp_balls=(),
+    lp_norms=(),
     kernel_sizes=(60,),
     repeats=1,
     repeat_within=1.0,
     repeat_below=0.0,
+    settle=0.0,
+    max_repeats=1,
     cap_factor=3.0,
     cap_min=3.0,
     cap_max=30.0,
@@ -184,7 +211,7 @@ WARM_UP = Settings(
 
 
 def problems(settings):
-    """The problems of ``settings``, in order: agreement matrix, norm balls, kernels."""
+    """The problems of ``settings``, in order: agreement matrix, norm balls, LP balls, kernels."""
     out = [
         Problem("agreement", data, 0, loss, uncertainty, None if uncertainty == "soft" else 0.01)
         for data, losses in settings.agreement
@@ -198,27 +225,37 @@ def problems(settings):
         for radius in radii
     ]
     out += [
+        Problem("lp", data, n, loss, norm, radius)
+        for data, n, losses, radii in settings.lp_balls
+        for loss in losses
+        for norm in settings.lp_norms
+        for radius in radii
+    ]
+    out += [
         Problem("kernel", "digits", n, loss, uncertainty, strength, "rbf")
         for n in settings.kernel_sizes
         for loss in ("zero_one", "cost")
-        for uncertainty, strength in (("soft", None), ("l2", 0.01))
+        for uncertainty, strength in (("soft", None), ("l2", 0.01), ("l2", 0.1))
     ]
     return out
 
 
 def _data(name, n):
-    """``(X, y)``: the agreement data sets standardised (all rows), optdigits' first ``n`` rows
-    scaled to [0, 1]."""
+    """``(X, y)``: optdigits' first ``n`` rows scaled to [0, 1] (``'digits'``); else iris, wine
+    or a vendored multiclass set standardised, all rows (``n = 0``) or a stratified sample of
+    ``n`` (seed 0)."""
     if name == "iris":
         X, y = load_iris(return_X_y=True)
     elif name == "wine":
         X, y = load_wine(return_X_y=True)
-    elif name == "vehicle":
-        data = load("multiclass/vehicle")
-        X, y = data.X, data.y
-    else:
+    elif name == "digits":
         data = load("multiclass/optdigits")
         return np.asarray(data.X[:n], dtype=float) / 16.0, data.y[:n]
+    else:
+        data = load(f"multiclass/{name}")
+        X, y = np.asarray(data.X, dtype=float), data.y
+    if n:
+        X, _, y, _ = train_test_split(X, y, train_size=n, stratify=y, random_state=0)
     return StandardScaler().fit_transform(X), y
 
 
@@ -344,8 +381,10 @@ def measure(problem, settings, X=None, y=None):
             and seconds[0] <= settings.repeat_within * best
             and seconds[0] < (settings.repeat_below)
         ):
-            for _ in range(settings.repeats - 1):
-                runs[solver].append(_fit_once(problem, X, y, solver)[0])
+            while len(seconds) < settings.repeats or (
+                sum(seconds) < settings.settle and len(seconds) < settings.max_repeats
+            ):
+                seconds.append(_fit_once(problem, X, y, solver)[0])
     record = {
         "group": problem.group,
         "problem": problem.label(),
@@ -456,8 +495,10 @@ def format_report(records, total, meta):
         "",
         f"CPU seconds (time.process_time, one BLAS thread) of AdversarialClassifier(solver=S, "
         f"tol={TOL:g}).fit on each problem; * marks the fastest certified answer; >C a run "
-        f"interrupted at C CPU seconds; medians of {meta['settings']['repeats']} for the solvers "
-        f"within {meta['settings']['repeat_within']:g}x of the fastest and under "
+        f"interrupted at C CPU seconds; medians of {meta['settings']['repeats']} runs or more "
+        f"(until they add up to {meta['settings']['settle']:g} s, at most "
+        f"{meta['settings']['max_repeats']}) for the solvers within "
+        f"{meta['settings']['repeat_within']:g}x of the fastest and under "
         f"{meta['settings']['repeat_below']:g} s, one run otherwise.",
         "",
         *table(records, COLUMNS, left=1, markdown=True),
