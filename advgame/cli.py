@@ -45,9 +45,8 @@ Subcommands
     Every benchmark in turn; with ``--out``, ``NAME.json`` and ``NAME.md`` for each in ``DIR``.
 ``advgame reproduce PAPER`` (or ``all``)
     The experiment tables of the five papers advgame implements (docs/references.md), with the
-    published numbers beside ours: ``fathony2018a`` (alias ``seed000``), ``farnia_tse2016``
-    (``seed001``), ``fathony2018b`` (``seed002``), ``wang_qiao2022`` (``seed003``) and
-    ``blondel2019`` (``seed004``), each the module of :mod:`advgame.reproductions` that
+    published numbers beside ours: ``fathony2018a``, ``farnia_tse2016``, ``fathony2018b``,
+    ``wang_qiao2022`` and ``blondel2019``, each the module of :mod:`advgame.reproductions` that
     reproduces the paper (:data:`REPRODUCTIONS`, :data:`RUNS`).
     ``reproduce fathony2018a`` also takes ``--n-jobs J`` (parallel joblib jobs, the tables
     unchanged), ``--subsampled`` (the earlier runs' subsampled rows and kernel principal
@@ -171,23 +170,18 @@ BENCHMARKS = (
     ),
 )
 
-#: ``advgame reproduce PAPER``: (the paper's historical alias, the name of its run in
-#: :data:`RUNS` (``advgame bench NAME``, and the files ``reproduce all --out DIR`` writes),
-#: summary naming the paper).  The subcommand is the paper's module name, e.g. ``fathony2018a``.
+#: ``advgame reproduce PAPER``: (the name of its run in :data:`RUNS` (``advgame bench NAME``
+#: when it differs from the paper's, and the files ``reproduce all --out DIR`` writes), summary
+#: naming the paper).  The subcommand is the paper's module name, e.g. ``fathony2018a``.
 REPRODUCTIONS = (
     (
-        "seed000",
-        "seed000",
+        "fathony2018a",
         "Fathony et al.'s (2018a) Tables 2, 4, 5 and 6 (zero-one, ordinal, abstain; linear, Gaussian)",
     ),
-    ("seed001", "minimax", "Farnia and Tse's (2016) minimax SVM / Brier / robust experiments"),
-    ("seed002", "graphical", "Fathony et al.'s (2018b) Table 1 (adversarial graphical models)"),
-    (
-        "seed003",
-        "prediction-sets",
-        "Wang and Qiao's (2022) Tables 1-3 (generalised prediction sets)",
-    ),
-    ("seed004", "projection-losses", "Blondel's (2019) Tables 1, 2, 4, 6, 7 (projection losses)"),
+    ("minimax", "Farnia and Tse's (2016) minimax SVM / Brier / robust experiments"),
+    ("graphical", "Fathony et al.'s (2018b) Table 1 (adversarial graphical models)"),
+    ("prediction-sets", "Wang and Qiao's (2022) Tables 1-3 (generalised prediction sets)"),
+    ("projection-losses", "Blondel's (2019) Tables 1, 2, 4, 6, 7 (projection losses)"),
 )
 
 #: The module (relative to advgame) whose ``run(quick, out, print_fn)`` does each run: the timing
@@ -200,7 +194,7 @@ RUNS = {
     "projections": ".benchmarks.projections",
     "compile": ".benchmarks.compile",
     "auto": ".benchmarks.auto",
-    "seed000": ".reproductions.fathony2018a",
+    "fathony2018a": ".reproductions.fathony2018a",
     "minimax": ".reproductions.farnia_tse2016",
     "graphical": ".reproductions.fathony2018b",
     "prediction-sets": ".reproductions.wang_qiao2022",
@@ -628,14 +622,11 @@ def cmd_bench(args):
 
 
 def cmd_reproduce(args):
-    """``advgame reproduce PAPER`` (or its alias ``seed00N``, :data:`REPRODUCTIONS`) or ``advgame
-    reproduce all``."""
+    """``advgame reproduce PAPER`` (:data:`REPRODUCTIONS`) or ``advgame reproduce all``."""
     _check_out(args.out, directory=args.paper == "all")
     if args.paper == "all":
-        return run_all(
-            [bench for _, bench, _ in REPRODUCTIONS], args.quick, args.out, args.progress
-        )
-    bench = next(b for seed, b, _ in REPRODUCTIONS if args.paper in (seed, _paper(b)))
+        return run_all([bench for bench, _ in REPRODUCTIONS], args.quick, args.out, args.progress)
+    bench = next(b for b, _ in REPRODUCTIONS if args.paper == _paper(b))
     options = {}
     if getattr(args, "n_jobs", None) is not None:
         options["n_jobs"] = args.n_jobs
@@ -909,7 +900,7 @@ def build_parser():
         "bench", help="benchmarks: speed and accuracy against peers", formatter_class=_formatter
     )
     benchmarks = bench.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
-    papers = {bench: _paper(bench) for _, bench, _ in REPRODUCTIONS}
+    papers = {bench: _paper(bench) for bench, _ in REPRODUCTIONS}
     for name, summary, quick in BENCHMARKS:
         also = f" (= advgame reproduce {papers[name]})" if name in papers else ""
         _run_options(benchmarks.add_parser(name, help=summary + also), cmd_bench, quick)
@@ -920,15 +911,15 @@ def build_parser():
     reproduce = commands.add_parser(
         "reproduce",
         help="the papers' experiment tables, published numbers beside ours",
-        # room for the papers' names and their aliases on the line of their summaries
+        # room for the papers' names on the line of their summaries
         formatter_class=lambda prog: _Formatter(prog, max_help_position=32),
     )
     papers = reproduce.add_subparsers(dest="paper", required=True, metavar="PAPER")
-    for seed, bench, summary in REPRODUCTIONS:
-        also = "" if bench == seed else f" (= advgame bench {bench})"
-        command = papers.add_parser(_paper(bench), aliases=[seed], help=summary + also)
+    for bench, summary in REPRODUCTIONS:
+        also = "" if bench == _paper(bench) else f" (= advgame bench {bench})"
+        command = papers.add_parser(_paper(bench), help=summary + also)
         _run_options(command, cmd_reproduce, "few splits, small grids")
-        if seed == "seed000":
+        if bench == "fathony2018a":
             _fathony2018a_options(command)
     _run_options(
         papers.add_parser("all", help="every paper above, in turn"), cmd_reproduce, all_=True

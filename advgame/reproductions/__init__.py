@@ -1,17 +1,16 @@
 """The experiments of the papers advgame implements, one module (or package) per paper, named
-after it (docs/references.md); ``advgame reproduce PAPER`` runs one (``seed000`` ... ``seed004``
-name them too).
+after it (docs/references.md); ``advgame reproduce PAPER`` runs one.
 
-===================  ==========================================================  ===========
-module               paper                                                       alias
-===================  ==========================================================  ===========
-``fathony2018a``     Fathony et al. (2018a), Tables 2, 4, 5 and 6 (and           ``seed000``
+===================  ==========================================================
+module               paper
+===================  ==========================================================
+``fathony2018a``     Fathony et al. (2018a), Tables 2, 4, 5 and 6 (and
                      ``advgame compare``, the same protocol on your data)
-``farnia_tse2016``   Farnia and Tse (2016), §5                                   ``seed001``
-``fathony2018b``     Fathony et al. (2018b), Table 1                             ``seed002``
-``wang_qiao2022``    Wang and Qiao (2022), Tables 1-3                            ``seed003``
-``blondel2019``      Blondel (2019), Tables 1, 2, 4, 6 and 7                     ``seed004``
-===================  ==========================================================  ===========
+``farnia_tse2016``   Farnia and Tse (2016), §5
+``fathony2018b``     Fathony et al. (2018b), Table 1
+``wang_qiao2022``    Wang and Qiao (2022), Tables 1-3
+``blondel2019``      Blondel (2019), Tables 1, 2, 4, 6 and 7
+===================  ==========================================================
 
 Each has ``run(quick=False, out=None, print_fn=print, progress=True)``, as the timing
 benchmarks of :mod:`advgame.benchmarks` (whose report writer and protocol helpers they share): it

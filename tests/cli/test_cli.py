@@ -1,7 +1,7 @@
 """The ``advgame`` command line, run in-process through ``advgame.cli.main``.
 
 The ``--quick`` benchmark and reproduction runs are in the slow tier; each benchmark's tiny run is
-in ``test_bench_NAME.py`` (``tests/reproductions/test_fathony2018a.py`` for seed000), and ``bench all`` / ``reproduce all``
+in ``test_bench_NAME.py`` (``tests/reproductions/test_fathony2018a.py`` for fathony2018a), and ``bench all`` / ``reproduce all``
 run two tiny benchmarks here."""
 
 import json
@@ -16,7 +16,7 @@ from advgame import cli
 from advgame.benchmarks import graph, oracle, projections
 from advgame.cli import BENCHMARKS, REPRODUCTIONS, main
 from advgame.reproductions import blondel2019 as projection_losses
-from advgame.reproductions.fathony2018a import protocol as seed000
+from advgame.reproductions.fathony2018a import protocol as fathony2018a
 from advgame.reproductions.fathony2018b import METRICS
 from advgame.verify import VerificationReport
 
@@ -374,9 +374,9 @@ TINY = {
         fw_points=1,
         cases=(("simplex", (10,)),),
     ),
-    seed000: replace(
-        seed000.QUICK,
-        linear=seed000.Tuning(folds=2, grid=(1e-2,), widths=(None,), refine=()),
+    fathony2018a: replace(
+        fathony2018a.QUICK,
+        linear=fathony2018a.Tuning(folds=2, grid=(1e-2,), widths=(None,), refine=()),
         multiclass=(),
         ordinal=("machinecpu",),
         ordinal_rbf=(),
@@ -423,20 +423,21 @@ def test_bench_all_runs_each_benchmark_in_turn(tmp_path, capsys, monkeypatch):
     _check_run_all(directory, captured.out, captured.err, names, counts=[3, 2])
 
 
-def test_reproduce_all_runs_each_seed_in_turn(tmp_path, capsys, monkeypatch):
+def test_reproduce_all_runs_each_paper_in_turn(tmp_path, capsys, monkeypatch):
     # every paper has its reproduction; each one's --quick run is tested with its benchmark
-    assert [seed for seed, _, _ in REPRODUCTIONS] == [f"seed00{i}" for i in range(5)]
-    seeds = ["seed000", "seed004"]
-    monkeypatch.setattr(cli, "REPRODUCTIONS", tuple(r for r in REPRODUCTIONS if r[0] in seeds))
-    for module in (seed000, projection_losses):
+    papers = ["fathony2018a", "farnia_tse2016", "fathony2018b", "wang_qiao2022", "blondel2019"]
+    assert [cli._paper(bench) for bench, _ in REPRODUCTIONS] == papers
+    runs = ["fathony2018a", "projection-losses"]
+    monkeypatch.setattr(cli, "REPRODUCTIONS", tuple(r for r in REPRODUCTIONS if r[0] in runs))
+    for module in (fathony2018a, projection_losses):
         monkeypatch.setattr(module, "QUICK", TINY[module])
     assert main(["reproduce", "all", "--quick", "--out", str(tmp_path)]) == 0
     captured = capsys.readouterr()
-    assert captured.out.startswith("advgame reproduce seed000")
-    # seed000: Table 4 on machine CPU; seed004: 2 ranking, 3 multilabel and 1 ordinal record
-    _check_run_all(tmp_path, captured.out, captured.err, ["seed000", "projection-losses"], [1, 6])
-    code, _, err = run_cli(capsys, "reproduce", "seed999")
-    assert code == 2 and "invalid choice: 'seed999'" in err
+    assert captured.out.startswith("advgame reproduce fathony2018a")
+    # fathony2018a: Table 4 on machine CPU; blondel2019: 2 ranking, 3 multilabel, 1 ordinal record
+    _check_run_all(tmp_path, captured.out, captured.err, runs, [1, 6])
+    code, _, err = run_cli(capsys, "reproduce", "seed000")
+    assert code == 2 and "invalid choice: 'seed000'" in err
 
 
 def test_explain_prints_the_declared_learning_game(capsys):

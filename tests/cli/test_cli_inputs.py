@@ -22,7 +22,7 @@ from advgame.cli import (
     main,
 )
 from advgame.losses import LossMatrix
-from advgame.reproductions.fathony2018a import compare as seed000
+from advgame.reproductions.fathony2018a import compare as fathony2018a
 from advgame.reproductions.fathony2018a import protocol
 
 #: cvxpy may flag Clarabel's answer as inaccurate at a weak regularisation.
@@ -116,7 +116,7 @@ def test_out_is_checked_before_the_benchmark_runs(capsys, tmp_path, nothing_runs
         os.mkfifo(fifo)
         code, _, err = run_cli(capsys, "bench", "oracle", "--out", fifo)
         one_error(code, err, "Is a named pipe (FIFO); --out FILE must be a regular file")
-    code, _, err = run_cli(capsys, "reproduce", "seed000", "--out", tmp_path / "no" / "r.md")
+    code, _, err = run_cli(capsys, "reproduce", "fathony2018a", "--out", tmp_path / "no" / "r.md")
     one_error(code, err, "--out", "does not exist")
     code, _, err = run_cli(capsys, "bench", "graph", "--out", tmp_path / "r.txt")
     one_error(code, err, "--out must end with .json or .md")
@@ -188,7 +188,7 @@ def test_compare_arguments_are_checked(capsys, tmp_path, args, message):
 
 
 def test_compare_refuses_too_many_rows_without_max_rows(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(seed000, "MAX_COMPARE_ROWS", 20)
+    monkeypatch.setattr(fathony2018a, "MAX_COMPARE_ROWS", 20)
     path = tmp_path / "big.csv"
     path.write_text("x,y\n" + "".join(f"{i},{i % 2}\n" for i in range(30)))
     code, _, err = run_cli(capsys, "compare", "--data", path, "--target", "y")
@@ -265,8 +265,8 @@ def test_every_command_has_a_one_line_help(capsys):
 # ---------------------------------------------------------------------------- 7. compare
 #: Two folds, one value of lambda, no refinement: the protocol's path at the smallest cost.
 TINY = replace(
-    seed000.COMPARE,
-    linear=seed000.Tuning(folds=2, grid=(1e-2,), widths=(None,), refine=()),
+    fathony2018a.COMPARE,
+    linear=fathony2018a.Tuning(folds=2, grid=(1e-2,), widths=(None,), refine=()),
 )
 
 
@@ -286,15 +286,15 @@ def _tiny_csv(tmp_path, rows=60, ordinal=False):
 
 
 CASES = {
-    "zero_one": ("Zero-one loss: accuracy %", seed000.ZERO_ONE_COLUMNS),
-    "abstain": ("Abstention loss with alpha = 0.5", seed000.ABSTAIN_COLUMNS),
-    "ordinal": ("Ordinal loss: mean absolute error", seed000.ORDINAL_COLUMNS),
+    "zero_one": ("Zero-one loss: accuracy %", fathony2018a.ZERO_ONE_COLUMNS),
+    "abstain": ("Abstention loss with alpha = 0.5", fathony2018a.ABSTAIN_COLUMNS),
+    "ordinal": ("Ordinal loss: mean absolute error", fathony2018a.ORDINAL_COLUMNS),
 }
 
 
 @pytest.mark.parametrize("loss", list(CASES))
 def test_compare_prints_the_table_and_progress(capsys, tmp_path, monkeypatch, loss):
-    monkeypatch.setattr(seed000, "COMPARE", TINY)
+    monkeypatch.setattr(fathony2018a, "COMPARE", TINY)
     path = _tiny_csv(tmp_path, ordinal=loss == "ordinal")
     start = time.perf_counter()
     code, out, err = run_cli(
@@ -331,20 +331,20 @@ def test_compare_prints_the_table_and_progress(capsys, tmp_path, monkeypatch, lo
 
 
 def test_compare_uses_the_reproduce_protocol(monkeypatch, tmp_path):
-    """``compare`` and ``reproduce seed000`` both run :func:`seed000.evaluate` (one protocol)."""
+    """``compare`` and ``reproduce fathony2018a`` both run :func:`fathony2018a.evaluate` (one protocol)."""
     calls = []
-    original = seed000.evaluate
+    original = fathony2018a.evaluate
 
     def spy(*args, **kwargs):
         calls.append(kwargs["dataset"])
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(seed000, "evaluate", spy)
+    monkeypatch.setattr(fathony2018a, "evaluate", spy)
     X = np.r_[np.zeros((10, 1)), np.ones((10, 1))] + np.linspace(0, 0.1, 20)[:, None]
     y = np.repeat(["a", "b"], 10)
-    records, report = seed000.compare(X, y, splits=1, settings=TINY, name="toy")
+    records, report = fathony2018a.compare(X, y, splits=1, settings=TINY, name="toy")
     assert calls == ["toy"] and records[0]["dataset"] == "toy"
-    assert tuple(records[0]["columns"]) == seed000.ZERO_ONE_COLUMNS
+    assert tuple(records[0]["columns"]) == fathony2018a.ZERO_ONE_COLUMNS
     settings = replace(
         TINY,
         splits=1,
@@ -353,8 +353,8 @@ def test_compare_uses_the_reproduce_protocol(monkeypatch, tmp_path):
         ordinal_rbf=(),
         rows={"machinecpu": 40},
     )
-    progress = Progress("seed000")
-    seed000._experiment(
+    progress = Progress("fathony2018a")
+    fathony2018a._experiment(
         "ordinal", "linear", "machinecpu", settings, np.random.default_rng(0), progress
     )
     assert calls == ["toy", "machinecpu"]
@@ -422,7 +422,7 @@ def test_compare_data_errors(capsys, tmp_path, text, args, message):
 
 def test_compare_with_bins_and_a_position_target(capsys, tmp_path, monkeypatch):
     """A continuous target in 3 equal-frequency bins, given by position (-1: the last column)."""
-    monkeypatch.setattr(seed000, "COMPARE", TINY)
+    monkeypatch.setattr(fathony2018a, "COMPARE", TINY)
     rng = np.random.default_rng(1)
     x = rng.standard_normal(45)
     path = tmp_path / "reg.csv"
@@ -449,7 +449,9 @@ def test_compare_with_bins_and_a_position_target(capsys, tmp_path, monkeypatch):
 def test_compare_with_a_small_class(capsys, tmp_path, monkeypatch):
     """Three rows of a class suffice: stratified splits and folds give every training fold two
     classes (with plain folds a fold could hold one class and the fit fail)."""
-    monkeypatch.setattr(seed000, "COMPARE", replace(TINY, linear=replace(TINY.linear, folds=3)))
+    monkeypatch.setattr(
+        fathony2018a, "COMPARE", replace(TINY, linear=replace(TINY.linear, folds=3))
+    )
     rng = np.random.default_rng(0)
     path = tmp_path / "imbalanced.csv"
     rows = [f"{rng.normal()},a\n" for _ in range(40)] + [
@@ -465,7 +467,7 @@ def test_compare_with_a_small_class(capsys, tmp_path, monkeypatch):
 
 
 def test_compare_max_rows_subsamples_each_split(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(seed000, "COMPARE", TINY)
+    monkeypatch.setattr(fathony2018a, "COMPARE", TINY)
     path = _tiny_csv(tmp_path, rows=90)
     args = ("--target", "grade", "--splits", "1", "--max-rows", "60", "--test-size", "0.25")
     code, out, err = run_cli(capsys, "compare", "--data", path, *args)

@@ -7,7 +7,7 @@ import pytest
 from test_cli_inputs import TINY, _tiny_csv, one_error, run_cli
 
 import advgame as ag
-from advgame.reproductions.fathony2018a import compare as seed000
+from advgame.reproductions.fathony2018a import compare as fathony2018a
 from advgame.reproductions.fathony2018a import plans
 
 pytestmark = pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
@@ -25,7 +25,7 @@ def _table(out, title):
 
 
 def test_compare_with_a_loss_matrix_file(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(seed000, "COMPARE", TINY)
+    monkeypatch.setattr(fathony2018a, "COMPARE", TINY)
     data, matrix = _tiny_csv(tmp_path), tmp_path / "costs.csv"
     matrix.write_text(COSTS)
     code, out, err = run_cli(
@@ -46,8 +46,8 @@ def test_a_zero_one_matrix_scores_as_the_zero_one_table(monkeypatch, tmp_path):
     y = np.arange(60) % 3
     X = np.c_[y + 0.8 * rng.standard_normal(60), rng.standard_normal(60)]
     options = {"splits": 2, "settings": TINY, "name": "toy"}
-    (accuracy,), _ = seed000.compare(X, y, "zero_one", **options)
-    (matrix,), report = seed000.compare(X, y, ag.losses.zero_one(3), **options)
+    (accuracy,), _ = fathony2018a.compare(X, y, "zero_one", **options)
+    (matrix,), report = fathony2018a.compare(X, y, ag.losses.zero_one(3), **options)
     assert tuple(matrix["columns"]) == ("AL", "LR-Bayes")
     for ours, theirs in (("AL", "AL01"), ("LR-Bayes", "LR")):
         expected = 1.0 - accuracy["columns"][theirs][0] / 100.0
@@ -71,7 +71,7 @@ def test_the_matrix_plans_play_actions():
 
 
 def test_compare_alpha_sets_the_abstention_cost(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(seed000, "COMPARE", TINY)
+    monkeypatch.setattr(fathony2018a, "COMPARE", TINY)
     code, out, err = run_cli(
         capsys,
         "compare",
@@ -88,7 +88,7 @@ def test_compare_alpha_sets_the_abstention_cost(capsys, tmp_path, monkeypatch):
     )
     assert code == 0, err
     header, means = _table(out, "Abstention loss with alpha = 0.2")
-    assert header == ["data", *seed000.ABSTAIN_COLUMNS]
+    assert header == ["data", *fathony2018a.ABSTAIN_COLUMNS]
     (_, make, scorers), *_ = plans.compare_plans("abstain", alpha=0.2)
     assert make(0.01, 10).alpha == 0.2
     scorer = scorers["abstain"][0]

@@ -1,4 +1,4 @@
-"""``advgame reproduce fathony2018a`` (alias ``seed000``): the quick run end to end (Tables 2, 4, 5
+"""``advgame reproduce fathony2018a``: the quick run end to end (Tables 2, 4, 5
 and 6 of Fathony et al. 2018a; slow tier) and a tiny run of the same path, the tuner and the
 Gaussian features."""
 
@@ -15,8 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from advgame import AdversarialClassifier
 from advgame.cli import main
 from advgame.reproductions import fathony2018a
-from advgame.reproductions.fathony2018a import protocol as seed000
-from advgame.reproductions.fathony2018a import tables
+from advgame.reproductions.fathony2018a import protocol, tables
 from advgame.reproductions.fathony2018a.settings import FULL_ROWS
 
 #: cvxpy may flag Clarabel's answer as inaccurate at the grid's weakest regularisation.
@@ -25,17 +24,17 @@ pytestmark = pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("seed000") / "x.json"
+    out = tmp_path_factory.mktemp("fathony2018a") / "x.json"
     printed = []
-    records = seed000.run(quick=True, out=out, print_fn=printed.append)
+    records = protocol.run(quick=True, out=out, print_fn=printed.append)
     return records, json.loads(out.read_text()), "\n".join(printed)
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("seed000_quick")  # one worker runs the quick_run fixture once
+@pytest.mark.xdist_group("fathony2018a_quick")  # one worker runs the quick_run fixture once
 def test_quick_records_complete_and_in_range(quick_run):
     records, saved, _ = quick_run
-    settings = seed000.QUICK
+    settings = protocol.QUICK
     assert saved["records"] == json.loads(json.dumps(records))
     expected = {
         (table, kernel, d)
@@ -46,7 +45,7 @@ def test_quick_records_complete_and_in_range(quick_run):
     expected |= {("ordinal", "linear", d) for d in settings.ordinal}
     expected |= {("ordinal", "rbf", d) for d in settings.ordinal_rbf}
     assert {(r["table"], r["kernel"], r["dataset"]) for r in records} == expected
-    upper = {"zero-one": 100.0, "abstain": 1.0, "ordinal": seed000.ORDINAL_BINS - 1}
+    upper = {"zero-one": 100.0, "abstain": 1.0, "ordinal": protocol.ORDINAL_BINS - 1}
     for r in records:
         assert tuple(r["columns"]) == tables.columns(r["table"], r["kernel"])
         tuning = settings.linear if r["kernel"] == "linear" else settings.rbf
@@ -68,10 +67,10 @@ def test_quick_records_complete_and_in_range(quick_run):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("seed000_quick")  # one worker runs the quick_run fixture once
+@pytest.mark.xdist_group("fathony2018a_quick")  # one worker runs the quick_run fixture once
 def test_quick_report_has_paper_numbers_and_no_marks(quick_run):
     _, _, report = quick_run
-    assert report.startswith("advgame reproduce seed000")
+    assert report.startswith("advgame reproduce fathony2018a")
     assert "96.3(3.1)" in report  # Table 2 linear, iris, AL01
     assert "96.7(2.4)" in report  # Table 2 Gaussian, iris, AL01
     assert "0.449(0.090)" in report  # Table 4, machinecpu, AL-th
@@ -85,11 +84,11 @@ def test_quick_report_has_paper_numbers_and_no_marks(quick_run):
 #: 60-row subsamples, 2 splits, 2 folds, one lambda (and a stage-2 refinement for the linear
 #: models), one Gaussian width, rank 10; the data sets are set by each case below.
 TINY = replace(
-    seed000.QUICK,
+    protocol.QUICK,
     splits=2,
     jobs=1,
-    linear=seed000.Tuning(folds=2, grid=(1e-2,), widths=(None,), refine=(3,)),
-    rbf=seed000.Tuning(folds=2, grid=(1e-2,), widths=(1.0,), refine=()),
+    linear=protocol.Tuning(folds=2, grid=(1e-2,), widths=(None,), refine=(3,)),
+    rbf=protocol.Tuning(folds=2, grid=(1e-2,), widths=(1.0,), refine=()),
     rank=10,
     rows={"iris": 60, "machinecpu": 60},
 )
@@ -123,12 +122,12 @@ def _columns(report, title):
 
 @pytest.mark.parametrize("case", list(TINY_CASES))
 def test_tiny_reproduce_writes_json(tmp_path, capsys, monkeypatch, case):
-    """``advgame reproduce seed000 --quick`` on a tiny instance: its records and report."""
+    """``advgame reproduce fathony2018a --quick`` on a tiny instance: its records and report."""
     data_sets, expected, published = TINY_CASES[case]
     settings = replace(TINY, **data_sets)
-    monkeypatch.setattr(seed000, "QUICK", settings)
-    out = tmp_path / "seed000.json"
-    assert main(["reproduce", "seed000", "--quick", "--out", str(out)]) == 0
+    monkeypatch.setattr(protocol, "QUICK", settings)
+    out = tmp_path / "protocol.json"
+    assert main(["reproduce", "fathony2018a", "--quick", "--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert f"{expected[-1][2]} (rbf): split 2/2 (42/18) ..." in captured.err
     report = captured.out
@@ -136,7 +135,7 @@ def test_tiny_reproduce_writes_json(tmp_path, capsys, monkeypatch, case):
     assert saved["settings"] == json.loads(json.dumps(asdict(settings)))
     records = saved["records"]
     assert [(r["table"], r["kernel"], r["dataset"]) for r in records] == expected
-    upper = {"zero-one": 100.0, "abstain": 1.0, "ordinal": seed000.ORDINAL_BINS - 1}
+    upper = {"zero-one": 100.0, "abstain": 1.0, "ordinal": protocol.ORDINAL_BINS - 1}
     for r in records:
         table = (r["table"], r["kernel"])
         assert tuple(r["columns"]) == tables.columns(*table) and r["splits"] == 2
@@ -153,7 +152,7 @@ def test_tiny_reproduce_writes_json(tmp_path, capsys, monkeypatch, case):
             assert all(0.0 <= v <= 100.0 for v in r["abstained"].values())
         if r["table"] == "zero-one":
             assert r["columns"]["AL01"][0] > 50.0  # iris: well above chance (33%)
-    assert report.startswith("advgame reproduce seed000")
+    assert report.startswith("advgame reproduce fathony2018a")
     assert "2 random 70/30 splits (rows subsampled per split: iris 60, machinecpu 60)" in report
     for table, kernel, _ in expected:
         title = tables.TITLES[table, kernel]
@@ -165,11 +164,11 @@ def test_tiny_reproduce_writes_json(tmp_path, capsys, monkeypatch, case):
 
 def test_tuning_picks_the_value_with_the_lowest_validation_loss():
     """The tuner's choice equals a cross-validation written out by hand."""
-    X, y = seed000._load("iris")
+    X, y = protocol._load("iris")
     train = np.arange(0, 150, 2)
-    tuning = seed000.Tuning(folds=3, grid=(1e-4, 1.0, 30.0), widths=(None,), refine=())
-    plans = seed000._multiclass_plans()[:1]  # AL01
-    chosen = seed000.tune(plans, X, y, train, tuning, rank=5, seed=3)
+    tuning = protocol.Tuning(folds=3, grid=(1e-4, 1.0, 30.0), widths=(None,), refine=())
+    plans = protocol._multiclass_plans()[:1]  # AL01
+    chosen = protocol.tune(plans, X, y, train, tuning, rank=5, seed=3)
     folds = KFold(3, shuffle=True, random_state=3).split(train)
     by_hand = np.zeros(len(tuning.grid))
     for a, b in folds:
@@ -186,15 +185,15 @@ def test_tuning_picks_the_value_with_the_lowest_validation_loss():
 def test_gaussian_features_are_kernel_principal_components():
     """Gaussian features: their Gram matrix on the fitted rows is the best rank-r approximation
     of the kernel matrix of the standardised rows (centred, as kernel PCA)."""
-    X, _ = seed000._load("iris")
+    X, _ = protocol._load("iris")
     fit, other = np.arange(100), np.arange(100, 150)
-    A, B = seed000._features(X, fit, other, width=1.0, rank=150)
+    A, B = protocol._features(X, fit, other, width=1.0, rank=150)
     S = StandardScaler().fit(X[fit]).transform(X[fit])
     K = np.exp(-1.0 / X.shape[1] * ((S[:, None] - S[None]) ** 2).sum(-1))
     J = np.eye(100) - 1.0 / 100
     np.testing.assert_allclose(A @ A.T, J @ K @ J, atol=1e-8)
     assert B.shape == (50, 100)
-    A3, _ = seed000._features(X, fit, other, width=1.0, rank=3)
+    A3, _ = protocol._features(X, fit, other, width=1.0, rank=3)
     s = np.linalg.eigvalsh(J @ K @ J)[::-1]
     np.testing.assert_allclose(np.linalg.eigvalsh(A3.T @ A3)[::-1], s[:3], rtol=1e-8)
 
@@ -202,7 +201,7 @@ def test_gaussian_features_are_kernel_principal_components():
 def test_marks_with_enough_splits():
     """With >= MIN_SPLITS_FOR_TEST splits a record carries Wilcoxon marks, the best one starred."""
     losses = {"a": [0.1, 0.2, 0.1, 0.2, 0.1, 0.2], "b": [0.9, 0.8, 0.9, 0.8, 0.9, 0.7]}
-    record = seed000._record("abstain", "linear", "toy", losses, splits=6)
+    record = protocol._record("abstain", "linear", "toy", losses, splits=6)
     assert record["columns"]["a"][2] == "*" and record["columns"]["b"][2] == ""
 
 
@@ -237,9 +236,9 @@ def test_parallel_reproduce_through_loky_equals_the_sequential_one():
     from joblib import parallel_config
 
     printed = []
-    sequential = seed000.run(settings=PARALLEL, n_jobs=1, print_fn=printed.append)
+    sequential = protocol.run(settings=PARALLEL, n_jobs=1, print_fn=printed.append)
     with parallel_config(backend="loky", n_jobs=2):
-        parallel = seed000.run(settings=PARALLEL, n_jobs=2, print_fn=printed.append)
+        parallel = protocol.run(settings=PARALLEL, n_jobs=2, print_fn=printed.append)
     assert _without_seconds(parallel) == _without_seconds(sequential)
     assert len(sequential) == 6  # Tables 2 and 6 on iris, linear and Gaussian; Tables 4 and 5
     assert _tables(printed[1]) == _tables(printed[0])
@@ -248,13 +247,13 @@ def test_parallel_reproduce_through_loky_equals_the_sequential_one():
 def test_n_jobs_is_validated(capsys):
     for bad in (0, -2, 1.5, True, "2", None):
         with pytest.raises(ValueError, match="n_jobs must be a positive integer or -1"):
-            seed000.check_jobs(bad)
-    assert seed000.check_jobs(np.int64(3)) == 3 and seed000.check_jobs(-1) == -1
+            protocol.check_jobs(bad)
+    assert protocol.check_jobs(np.int64(3)) == 3 and protocol.check_jobs(-1) == -1
     with pytest.raises(ValueError, match="n_jobs must be"):
-        seed000.run(settings=PARALLEL, n_jobs=0)
+        protocol.run(settings=PARALLEL, n_jobs=0)
     with pytest.raises(ValueError, match="gaussian must be one of"):
-        seed000.run(settings=replace(PARALLEL, gaussian="nystroem"))
-    assert main(["reproduce", "seed000", "--quick", "--n-jobs", "0"]) == 2
+        protocol.run(settings=replace(PARALLEL, gaussian="nystroem"))
+    assert main(["reproduce", "fathony2018a", "--quick", "--n-jobs", "0"]) == 2
     assert "--n-jobs: must be a positive integer; got 0" in capsys.readouterr().err
 
 
@@ -268,7 +267,7 @@ def test_parallel_dispatches_longest_first_and_keeps_the_order():
         return name.upper()
 
     units = [(work, (name,)) for name in "abcd"]
-    results, seconds = seed000._parallel(units, 1, costs=[1.0, 5.0, 0.5, 3.0])
+    results, seconds = protocol._parallel(units, 1, costs=[1.0, 5.0, 0.5, 3.0])
     assert started == ["b", "d", "a", "c"]
     assert results == ["A", "B", "C", "D"]
     assert len(seconds) == 4 and all(s >= 0.0 for s in seconds)
@@ -277,11 +276,11 @@ def test_parallel_dispatches_longest_first_and_keeps_the_order():
 def test_tuner_cost_estimates_from_measured_times():
     """A fit's estimated cost is its measured mean time, else that of the same model's nearest
     measured values (log scale), else a size estimate that grows with the rows."""
-    X, y = seed000._load("iris")
-    plans = seed000._multiclass_plans()[:2]
-    tuning = seed000.QUICK.linear
-    tuner = seed000._Tuner(plans, X, y, np.arange(120), tuning, 3, 0, False, False)
-    small = seed000._Tuner(plans, X, y, np.arange(60), tuning, 3, 0, False, False)
+    X, y = protocol._load("iris")
+    plans = protocol._multiclass_plans()[:2]
+    tuning = protocol.QUICK.linear
+    tuner = protocol._Tuner(plans, X, y, np.arange(120), tuning, 3, 0, False, False)
+    small = protocol._Tuner(plans, X, y, np.arange(60), tuning, 3, 0, False, False)
     assert tuner.cost("AL01", (1e-3, None)) > small.cost("AL01", (1e-3, None)) > 0
     assert tuner.cost("AL01", (1e-3, 1.0)) > tuner.cost("AL01", (1e-3, None))  # Gaussian
     tuner.seconds[("AL01", (1e-3, None))] = 2.0
@@ -300,19 +299,21 @@ def test_n_jobs_reaches_every_parallel_batch(monkeypatch, tmp_path, capsys):
     from joblib import parallel_config
 
     settings = replace(PARALLEL, multiclass=(), ordinal_rbf=())  # machinecpu, linear
-    monkeypatch.setattr(seed000, "QUICK", settings)
+    monkeypatch.setattr(protocol, "QUICK", settings)
     calls = []
-    original = seed000._parallel
+    original = protocol._parallel
 
     def spy(units, n_jobs, costs, bar=None):
         units = list(units)
         calls.append((n_jobs, len(units)))
         return original(units, n_jobs, costs, bar)
 
-    monkeypatch.setattr(seed000, "_parallel", spy)
-    out = tmp_path / "seed000.json"
+    monkeypatch.setattr(protocol, "_parallel", spy)
+    out = tmp_path / "protocol.json"
     with parallel_config(backend="threading"):
-        assert main(["reproduce", "seed000", "--quick", "--n-jobs", "2", "--out", str(out)]) == 0
+        assert (
+            main(["reproduce", "fathony2018a", "--quick", "--n-jobs", "2", "--out", str(out)]) == 0
+        )
     # stage 1 (9 models x 1 value x 2 folds), stage 2 (x 3: 9 x 2), then 2 splits x 9 models
     assert calls == [(2, 18), (2, 18), (2, 18)]
     written = json.loads(out.read_text())
@@ -329,9 +330,9 @@ def test_n_jobs_reaches_every_parallel_batch(monkeypatch, tmp_path, capsys):
 def test_exact_gaussian_models_use_the_kernel():
     """Exact Gaussian tables fit every model on the kernel ``exp(-width/d ||x - x'||^2)`` (no
     kernel principal components) and leave LR out; ``gaussian='kpca'`` keeps the features."""
-    X, y = seed000._load("iris")
+    X, y = protocol._load("iris")
     fit, other = np.arange(0, 150, 2), np.arange(1, 150, 2)
-    plans = seed000._multiclass_plans(exact_kernel=True)
+    plans = protocol._multiclass_plans(exact_kernel=True)
     assert [p[0] for p in plans] == ["AL01", "WW", "CS", "LLW", "ALabs", "OVA"]
     for _, make, _ in plans:
         model = make(1e-2, fit.size, 0.25)
@@ -340,14 +341,14 @@ def test_exact_gaussian_models_use_the_kernel():
     ova = dict((column, make) for column, make, _ in plans)["OVA"]
     assert ova(1e-2, fit.size, 0.25).backend == "libsvm"
     assert ova(1e-2, fit.size).backend == "dual" and ova(1e-2, fit.size).kernel == "linear"
-    exact = seed000._trial(plans[1], X, y, fit, other, (1e-2, 1.0), rank=3, exact_kernel=True)
-    pca = seed000._trial(plans[1], X, y, fit, other, (1e-2, 1.0), rank=3, exact_kernel=False)
+    exact = protocol._trial(plans[1], X, y, fit, other, (1e-2, 1.0), rank=3, exact_kernel=True)
+    pca = protocol._trial(plans[1], X, y, fit, other, (1e-2, 1.0), rank=3, exact_kernel=False)
     assert exact["zero-one"][0] < 0.1  # WW on the full kernel: iris is easy
     assert exact != pca  # rank 3 components are another model
     assert tables.columns("zero-one", "rbf") == ("AL01", "WW", "CS", "LLW")
     assert tables.columns("zero-one", "rbf", "kpca") == tables.ZERO_ONE_COLUMNS
-    assert seed000.FULL.rows == {} and seed000.FULL.gaussian == "exact"
-    assert seed000.SUBSAMPLED.rows == FULL_ROWS
+    assert protocol.FULL.rows == {} and protocol.FULL.gaussian == "exact"
+    assert protocol.SUBSAMPLED.rows == FULL_ROWS
 
 
 @pytest.mark.parametrize(
@@ -362,17 +363,17 @@ def test_exact_gaussian_models_use_the_kernel():
 def test_the_default_run_is_the_full_one_and_subsampled_asks_for_the_earlier_one(
     monkeypatch, flags, expected
 ):
-    """``reproduce seed000`` runs :data:`FULL` (``run``'s default) unless ``--subsampled`` asks
+    """``reproduce fathony2018a`` runs :data:`FULL` (``run``'s default) unless ``--subsampled`` asks
     for the earlier runs' settings."""
     seen = {}
     monkeypatch.setattr(fathony2018a, "run", lambda **options: seen.update(options))
-    assert main(["reproduce", "seed000", *flags]) == 0
+    assert main(["reproduce", "fathony2018a", *flags]) == 0
     settings = seen.get("settings")
     if expected is None:
         assert settings is None
         return
     name, gaussian = expected
-    base = getattr(seed000, name)
+    base = getattr(protocol, name)
     assert settings.rows == base.rows and settings.gaussian == gaussian
 
 
@@ -387,16 +388,16 @@ def test_run_defaults_to_every_row_and_exact_kernels(monkeypatch):
         seen.append(args["settings"])
         raise Drawn
 
-    monkeypatch.setattr(seed000, "_job", job)
+    monkeypatch.setattr(protocol, "_job", job)
     with pytest.raises(Drawn):
-        seed000.run()
-    assert seen == [seed000.FULL]
+        protocol.run()
+    assert seen == [protocol.FULL]
 
 
 def test_models_flag_selects_the_columns(monkeypatch):
     seen = {}
     monkeypatch.setattr(fathony2018a, "run", lambda **options: seen.update(options))
-    assert main(["reproduce", "seed000", "--models", "AL01,ALabs,OVA,AL-th"]) == 0
+    assert main(["reproduce", "fathony2018a", "--models", "AL01,ALabs,OVA,AL-th"]) == 0
     assert seen["settings"].models == ("AL01", "ALabs", "OVA", "AL-th")
     assert seen["settings"].rows == {}
 
@@ -404,8 +405,8 @@ def test_models_flag_selects_the_columns(monkeypatch):
 def test_kernels_setting_runs_the_linear_halves_alone():
     """``Settings.kernels`` restricts Tables 2 and 6 to the kernels given (the full-data linear
     tables are affordable while the exact Gaussian ones are not)."""
-    settings = replace(seed000.QUICK, kernels=("linear",), ordinal=(), ordinal_rbf=(), splits=2)
-    records = seed000.run(settings=settings, print_fn=lambda report: None)
+    settings = replace(protocol.QUICK, kernels=("linear",), ordinal=(), ordinal_rbf=(), splits=2)
+    records = protocol.run(settings=settings, print_fn=lambda report: None)
     assert {(r["table"], r["kernel"]) for r in records} == {
         ("zero-one", "linear"),
         ("abstain", "linear"),
@@ -416,16 +417,16 @@ def test_models_setting_runs_the_columns_given():
     """``Settings.models`` keeps the models named (the full-data Gaussian columns of the
     adversarial models are affordable while the exact Gaussian baselines are not)."""
     settings = replace(
-        seed000.QUICK, kernels=("rbf",), ordinal=(), ordinal_rbf=(), splits=2, models=("AL01",)
+        protocol.QUICK, kernels=("rbf",), ordinal=(), ordinal_rbf=(), splits=2, models=("AL01",)
     )
-    records = seed000.run(settings=settings, print_fn=lambda report: None)
+    records = protocol.run(settings=settings, print_fn=lambda report: None)
     assert [(r["table"], r["kernel"]) for r in records] == [("zero-one", "rbf")]
     assert set(records[0]["columns"]) == {"AL01"}
     with pytest.raises(ValueError, match="Settings.models must name columns"):
-        seed000.run(settings=replace(settings, models=("SVM",)), print_fn=lambda r: None)
+        protocol.run(settings=replace(settings, models=("SVM",)), print_fn=lambda r: None)
 
 
 @pytest.mark.parametrize("kernels", [(), ("poly",), ("linear", "gaussian")])
 def test_unknown_kernels_are_refused_with_the_expected_names(kernels):
     with pytest.raises(ValueError, match="Settings.kernels must list 'linear' and/or 'rbf'"):
-        seed000.run(settings=replace(seed000.QUICK, kernels=kernels), print_fn=lambda r: None)
+        protocol.run(settings=replace(protocol.QUICK, kernels=kernels), print_fn=lambda r: None)

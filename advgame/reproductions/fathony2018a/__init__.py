@@ -11,7 +11,7 @@ data, and the same protocol on a user's data.
     the models of each column (the adversarial models and their baselines);
 :mod:`.protocol`
     the evaluation protocol (splits, tuning, parallel scheduling) and :func:`run`, the
-    reproduction (``advgame reproduce fathony2018a``, alias ``seed000``);
+    reproduction (``advgame reproduce fathony2018a``);
 :mod:`.report`
     its report, the published numbers beside ours;
 :mod:`.compare`

@@ -88,7 +88,10 @@ def format_report(records, meta, settings):
         )
     lines = [
         report_header(
-            "seed000", meta, ("numpy", "scipy", "highspy", "cvxpy"), command="advgame reproduce"
+            "fathony2018a",
+            meta,
+            ("numpy", "scipy", "highspy", "cvxpy"),
+            command="advgame reproduce",
         ),
         f"{settings.splits} random 70/30 splits (rows subsampled per split: {rows}); features "
         f"standardised; Gaussian: {gaussian}.",
