@@ -389,6 +389,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
             self.loss_matrix_, self.classes_, self.abstain_label
         )
         uncertainty = self._uncertainty(weight_total(sample_weight))
+        previous = getattr(self, "uncertainty_", None)  # of the fit a warm start resumes
         self.uncertainty_ = uncertainty
         self.game_ = PredictionGame(self._declared_loss(), self._feature_map(), uncertainty)
         solver = self.solver
@@ -423,7 +424,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
                 self.game_.game(), fmap.bind(X), y_index, weights, uncertainty, fmap
             )
             report = Progress(lambda line: progress(self, line), self.verbose)
-            start = self._warm_point(solver, fmap.n_params, (y_index.size, k))
+            start = self._warm_point(solver, fmap.n_params, (y_index.size, k), previous)
             if start is None:
                 result, self.n_iter_ = fit_first_order(
                     objective,
@@ -436,7 +437,10 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
                     report,
                 )
             else:
-                result, self.n_iter_ = fit_warm(objective, *start, self.tol, self.max_iter, report)
+                theta0, dual0, dual_lam = start
+                result, self.n_iter_ = fit_warm(
+                    objective, theta0, dual0, self.tol, self.max_iter, report, dual_lam
+                )
             self.theta_, self.objective_, self.dual_ = result.theta, result.objective, result.dual
             record_convergence(self, result.gap, self.tol, result.objective, reason=result.message)
         self.solver_ = solver
@@ -444,17 +448,20 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         fit_finished(self, started)
         return self
 
-    def _warm_point(self, solver, n_params, dual_shape):
-        """``(theta0, dual0)`` of the previous fit for a ``warm_start`` fit of the smoothing
-        solver, or None (a cold fit): ``theta_`` when it has ``n_params`` entries, and
-        ``dual_`` when it has ``dual_shape`` (the distinct rows by the classes)."""
+    def _warm_point(self, solver, n_params, dual_shape, previous):
+        """``(theta0, dual0, dual_lam)`` of the previous fit for a ``warm_start`` fit of the
+        smoothing solver, or None (a cold fit): ``theta_`` when it has ``n_params`` entries,
+        ``dual_`` when it has ``dual_shape`` (the distinct rows by the classes), and the
+        ``lam`` of ``previous`` (its moment set) it was found at (soft moments)."""
         theta = getattr(self, "theta_", None)
         if not self.warm_start or solver != "smoothing" or theta is None:
             return None
         if theta.shape != (n_params,):
             return None
         dual = getattr(self, "dual_", None)
-        return theta, dual if dual is not None and dual.shape == dual_shape else None
+        if dual is None or dual.shape != dual_shape:
+            return theta, None, None
+        return theta, dual, getattr(previous, "lam", None)
 
     def _set_coefficients(self):
         fmap = self.feature_map_

@@ -3,8 +3,9 @@ r"""The classifier's default certified fit started from a previous solution (:fu
 On a regularisation path (``lam`` from strong to weak, as ``AdversarialClassifierCV`` runs it,
 in the manner of scikit-learn's ``LogisticRegressionCV``) the solution at one ``lam`` is a good
 start for the next: the linear dual ascent (:func:`advgame.solvers.fit_linear_dual`) resumes
-from the previous dual point ``Q`` (any ``Q`` is dual feasible: its rows are distributions, and
-``Theta = X^T G / lam`` is recomputed from it at the new ``lam``), and the smoothing steps
+from the previous dual point ``Q`` moved toward the labels so that its parameters
+``Theta = X^T G / lam`` are the previous ones (:func:`rescaled_dual`; any such ``Q`` is dual
+feasible, its rows being distributions), and the smoothing steps
 (:func:`advgame.solvers.fit_smoothed`) from the previous parameters.  Certification is that of a
 cold fit (the same exact check and bound), so a warm fit reaches the same certified optimum.
 """
@@ -20,7 +21,22 @@ from .auto import AUTO_CERTIFY_SIZE, _cutting_planes, certified_fit
 from .dual_ascent import fit_linear_dual, linear_dual_obstacle
 from .first_order import TrainingResult
 
-__all__ = ["fit_warm"]
+__all__ = ["fit_warm", "rescaled_dual"]
+
+
+def rescaled_dual(Q: np.ndarray, y: np.ndarray, ratio: float) -> np.ndarray:
+    r"""The dual point ``E_y + r (Q - E_y)``, ``r = min(1, ratio)``: for soft moments at
+    ``lam = ratio * lam_Q`` its parameters ``Theta = X^T W (E_y - Q_r) / lam`` equal those of
+    ``Q`` at ``lam_Q`` when ``ratio <= 1`` (the residual ``G`` scales by ``r``), the primal
+    point the path is at.  A convex combination of distributions, so a dual point.
+
+    Measured on digits (standardised, ``lam`` from ``3.6 lam`` to ``lam``, ``tol = 1e-4``):
+    517 epochs cold, 547 from ``Q`` itself, 354 from this point at ``lam = 1e-4``; 77, 77 and
+    67 at ``1e-2``; 523, - and 5 at ``1e-5``.
+    """
+    E = np.zeros_like(Q)
+    E[np.arange(y.size), y] = 1.0
+    return E + min(1.0, ratio) * (Q - E)
 
 
 def fit_warm(
@@ -30,6 +46,7 @@ def fit_warm(
     tol: float,
     max_iter: int,
     report: Any = None,
+    dual_lam: float | None = None,
 ) -> tuple[TrainingResult, int]:
     """``solver='smoothing'`` of :func:`advgame.solvers.auto.fit_first_order`, started from
     ``theta0`` and, where the linear dual ascent applies, the dual point ``dual0``.
@@ -54,6 +71,9 @@ def fit_warm(
         The certified relative gap and the iteration budget of each solver run.
     report : Progress or callable, optional
         Hears a line per solver run (:class:`advgame.solvers._progress.Progress`).
+    dual_lam : float, optional
+        The ``lam`` of soft moments at which ``dual0`` was found: the ascent then starts from
+        :func:`rescaled_dual` (the previous parameters), else from ``dual0`` itself.
 
     Returns
     -------
@@ -83,7 +103,9 @@ def fit_warm(
             warn=False,
             switch=True,
             progress=phase,
-            Q0=dual0,
+            Q0=dual0
+            if dual_lam is None
+            else rescaled_dual(dual0, o.y, o.uncertainty.lam / dual_lam),
         )
         if result.message == "certified":
             phase.finish(result)

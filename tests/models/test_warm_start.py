@@ -11,6 +11,7 @@ from advgame import solvers
 from advgame.features import Multiclass
 from advgame.game import Game
 from advgame.losses import zero_one
+from advgame.solvers.warm import rescaled_dual
 
 #: strong to weak, as AdversarialClassifierCV runs them
 PATH = np.geomspace(1.0, 1e-4, 6)
@@ -117,3 +118,21 @@ def test_linear_dual_ascent_refuses_a_start_that_is_no_dual_point(wine, Q0, matc
 def test_warm_start_must_be_a_bool(wine):
     with pytest.raises(ValueError, match="warm_start must be True or False"):
         ag.AdversarialClassifier(warm_start="yes").fit(*wine)
+
+
+def test_rescaled_dual_keeps_the_parameters_at_the_weaker_strength(wine):
+    """``Theta = X^T W (E_y - Q) / lam``: the rescaled point at ``lam / 4`` gives the previous
+    ``Theta`` (the primal point), and its rows stay distributions; stronger strengths keep Q."""
+    X, y = wine
+    rng = np.random.default_rng(1)
+    Q = rng.dirichlet(np.ones(3), size=y.size)
+    E = np.eye(3)[y]
+    w = np.full(y.size, 1 / y.size)
+
+    def theta(Q, lam):
+        return X.T @ (w[:, None] * (E - Q)) / lam
+
+    moved = rescaled_dual(Q, y, 0.25)
+    np.testing.assert_allclose(theta(moved, 0.25e-2), theta(Q, 1e-2), rtol=1e-12, atol=1e-12)
+    assert np.all(moved >= 0) and np.allclose(moved.sum(axis=1), 1)
+    np.testing.assert_allclose(rescaled_dual(Q, y, 4.0), Q, rtol=0, atol=1e-15)
