@@ -50,9 +50,11 @@ ORDINAL_BINS = 5
 #: training rows' total weight ``n``: ``c / n`` is scikit-learn's ``C = 1 / c``, a constant
 #: does not change when rows are duplicated.
 CANDIDATES = {
+    "0.3/n": lambda n: 0.3 / n,
     "1/n": lambda n: 1.0 / n,
     "3/n": lambda n: 3.0 / n,
     "10/n": lambda n: 10.0 / n,
+    "0.0001": lambda n: 1e-4,
     "0.0003": lambda n: 3e-4,
     "0.001": lambda n: 1e-3,
 }
