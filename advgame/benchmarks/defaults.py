@@ -281,8 +281,8 @@ def format_report(records, verdict, speed, meta):
                 [
                     ("set", lambda r: r["set"]),
                     ("n", lambda r: str(r["n_train"])),
-                    ("default s", lambda r: f"{r['default s']:.2f}"),
-                    ("LR s", lambda r: f"{r['LR s']:.2f}"),
+                    ("default s", lambda r: f"{r['default s']:.3f}"),
+                    ("LR s", lambda r: f"{r['LR s']:.3f}"),
                     ("default / LR", lambda r: f"{r['default s'] / r['LR s']:.2f}x"),
                     ("CV s", lambda r: f"{r['CV s']:.2f}"),
                     ("LRCV s", lambda r: f"{r['LRCV s']:.2f}"),

@@ -100,9 +100,9 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         ``LogisticRegression()``): median / worst margins of -0.3 / -4.8 points (zero-one),
         -1.1 / -7.1 (abstain), -1.0 / -4.8 (ordinal).  No candidate (``0.3/n`` to ``10/n``,
         or the row-count-free ``1e-4`` to ``1e-3``) is within a point of logistic regression
-        on every set; stronger ones (``3/n``, ``10/n``) fit up to 3x faster but lose up to
-        8-13 points on the small sets, weaker ones gain at most 0.2-0.9 points of median at
-        up to 8x the fit time.  :class:`advgame.AdversarialClassifierCV` chooses it by
+        on every set; stronger ones (``3/n``, ``10/n``) fit about 3x faster on the larger sets
+        but lose up to 10 and 16 points on the small ones, weaker ones gain at most 0.2-0.9
+        points of median at up to 8x the fit time.  :class:`advgame.AdversarialClassifierCV` chooses it by
         cross-validation.
     solver : {'auto', 'compile', 'smoothing', 'lbfgs', 'subgradient', 'pegasos'}, default='auto'
         ``compile``: the exact LP/QP/SOCP of the learning problem (docs/design.md).  ``smoothing``: L-BFGS (then Newton steps)
