@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 #: submodules.
 _LAZY = {
     "AdversarialClassifier": ".models",
+    "AdversarialClassifierCV": ".models",
     "AdversarialGraphicalModel": ".models",
     "AdversarialMatching": ".models",
     "StructuredSVM": ".models",

@@ -41,6 +41,11 @@ Subcommands
     CPU time of every exact or certified solver (compile, smoothing, L-BFGS certified) on the
     classifier's agreement matrix, norm balls and kernels, against the one ``solver='auto'``
     picks (:mod:`advgame.benchmarks.auto`; the report is docs/results/auto.md).
+``advgame bench defaults``
+    The default ``strength`` against ``LogisticRegression()``'s default on every vendored and
+    bundled multiclass and ordinal set (zero-one, abstain, ordinal losses), and the speed of the
+    default fit and of ``AdversarialClassifierCV`` (:mod:`advgame.benchmarks.defaults`; the
+    report is docs/results/defaults.md).
 ``advgame bench all`` (``--quick``, ``--out DIR``)
     Every benchmark in turn; with ``--out``, ``NAME.json`` and ``NAME.md`` for each in ``DIR``.
 ``advgame reproduce PAPER`` (or ``all``)
@@ -168,6 +173,11 @@ BENCHMARKS = (
         "solver='auto' vs the fastest certified solver (compile, smoothing, lbfgs) per problem",
         "iris, 2 losses x 3 sets, one ball, small kernels, one run each",
     ),
+    (
+        "defaults",
+        "default strength vs LogisticRegression(); AdversarialClassifierCV vs LogisticRegressionCV",
+        "iris and wine, 1 split; speed on iris",
+    ),
 )
 
 #: ``advgame reproduce PAPER``: (the name of its run in :data:`RUNS` (``advgame bench NAME``
@@ -194,6 +204,7 @@ RUNS = {
     "projections": ".benchmarks.projections",
     "compile": ".benchmarks.compile",
     "auto": ".benchmarks.auto",
+    "defaults": ".benchmarks.defaults",
     "fathony2018a": ".reproductions.fathony2018a",
     "minimax": ".reproductions.farnia_tse2016",
     "graphical": ".reproductions.fathony2018b",

@@ -8,6 +8,7 @@ from .._lazy import lazy_attributes
 #: Public name -> the module of this package that defines it.
 _LAZY = {
     "AdversarialClassifier": ".classifier",
+    "AdversarialClassifierCV": ".classifier_cv",
     "AdversarialGraphicalModel": ".graphical",
     "AdversarialMatching": ".matching",
     "StructuredSVM": ".graphical",

@@ -141,6 +141,19 @@ def _dual_primal(FT, y, weights, game):
     return float(weights @ (value - F[np.arange(y.size), y]))
 
 
+def _dual_start(Q0, shape):
+    """``Q0`` checked as a dual point of ``shape`` ``(n, k)``: one distribution per row."""
+    Q0 = as_float_array("Q0", Q0)
+    if Q0.shape != shape:
+        raise ValueError(
+            f"Q0 must have shape {shape}, one distribution over the labels per row; got {Q0.shape}."
+        )
+    check_finite("Q0", Q0)
+    if np.any(Q0 < 0) or not np.allclose(Q0.sum(axis=1), 1.0, rtol=0.0, atol=1e-9):
+        raise ValueError("Q0 must hold non-negative rows that sum to 1 (distributions).")
+    return Q0
+
+
 def _columns(FT, columns):
     """``FT[:, columns]`` C-contiguous (numpy's gather along the last axis is not), as the
     compiled epoch needs for loops it can vectorise."""
@@ -207,7 +220,9 @@ class _Ascent:
 
     def result(self, epoch, message):
         limit_reached = message.startswith("max_iter")
-        return TrainingResult(self.best, self.best_value, epoch, message, self.gap, limit_reached)
+        return TrainingResult(
+            self.best, self.best_value, epoch, message, self.gap, limit_reached, dual=self.Q
+        )
 
 
 def fit_linear_dual(
@@ -221,6 +236,7 @@ def fit_linear_dual(
     warn: bool = True,
     switch: bool = False,
     progress: Any = None,
+    Q0: np.ndarray | None = None,
 ) -> TrainingResult:
     r"""Certified linear training of the zero-one or abstain game by dual coordinate ascent.
 
@@ -268,6 +284,10 @@ def fit_linear_dual(
     make_classification  19,999  0.88 / 1.00     1,092 ep., 16 s   38 st., 0.13 s
     ===================  ======  ==============  ================  ===============
 
+    A warm start ``Q0`` (any dual point: the ``dual`` of a fit of the same rows at another
+    ``lam``, as on a regularisation path) replaces the start ``Q = E_y`` (``Theta = 0``);
+    ``Theta = X^T G / lam`` is computed from it, so every certificate holds whatever ``Q0`` is.
+
     Parameters
     ----------
     game : Game
@@ -291,6 +311,9 @@ def fit_linear_dual(
         Give up early where :func:`fit_smoothed` is the faster method (see above).
     progress : Phase, optional
         Told every epoch (:class:`advgame.solvers._progress.Phase`).
+    Q0 : ndarray of shape (n, k), optional
+        The dual point to start from: one distribution over the labels per row (the start
+        ``E_y``, the labels, when None).
 
     Returns
     -------
@@ -298,7 +321,7 @@ def fit_linear_dual(
         ``theta = Theta.ravel()`` (``Theta`` of shape ``(p, k)``, the layout of
         :class:`advgame.features.Multiclass`), the exact ``objective`` ``J(Theta)``,
         ``n_iter`` (epochs), ``message`` (``'certified'`` exactly when the checked gap is
-        within ``tol``) and the certified ``gap``.
+        within ``tol``), the certified ``gap`` and the final dual point ``dual`` (``Q``).
 
     Raises
     ------
@@ -306,8 +329,9 @@ def fit_linear_dual(
         For a loss other than zero-one or abstain (``alpha <= 1/2``) or an uncertainty set
         other than soft moments.
     ValueError
-        For an ``X`` that is not 2-D and finite, labels outside ``0..k-1`` or weights of the
-        wrong shape, negative or summing to zero.
+        For an ``X`` that is not 2-D and finite, labels outside ``0..k-1``, weights of the
+        wrong shape, negative or summing to zero, or a ``Q0`` that is not one distribution
+        per row.
     """
     ascent = _Ascent("linear", game, X, y, weights, uncertainty, tol, max_iter, warn)
     X, y, weights, Q, rows = ascent.M, ascent.y, ascent.weights, ascent.Q, ascent.rows
@@ -315,7 +339,10 @@ def fit_linear_dual(
     (n, p), k, lam = X.shape, game.n_labels, uncertainty.lam
     curvature = ascent.curvature(np.einsum("ij,ij->i", X, X))
     every, row_gaps = np.arange(n), np.zeros(n)
-    WT, active = np.zeros((k, p)), rows.copy()
+    if Q0 is not None:
+        Q[...] = _dual_start(Q0, Q.shape)
+    G, support = _residual(Q, y, weights)
+    WT, active = (G[support].T @ X[support]) / lam, rows.copy()  # Theta^T of the start
     ascent.best = np.zeros(p * k)
     message, epoch, dense, running = "", 0, "", np.inf
     phase = quiet(progress)

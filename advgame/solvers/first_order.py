@@ -114,7 +114,10 @@ class TrainingResult:
     """Parameters, their exact objective, and the certified gap (``inf`` when uncertified).
 
     ``limit_reached`` is True when the method stopped at its iteration budget (``max_iter``,
-    ``max_rounds``) rather than at its own stopping test; ``message`` then says so.
+    ``max_rounds``) rather than at its own stopping test; ``message`` then says so.  ``dual``
+    is the dual point ``Q`` (one distribution over the labels per row) of the dual ascents,
+    from which another fit of the same rows can start (:func:`advgame.solvers.fit_linear_dual`'s
+    ``Q0``); None for the other solvers.
     """
 
     theta: np.ndarray
@@ -123,6 +126,7 @@ class TrainingResult:
     message: str
     gap: float = np.inf
     limit_reached: bool = False
+    dual: np.ndarray | None = None
 
 
 def fit_lbfgs(

@@ -36,6 +36,11 @@ CASES = {
         (X, Y),
         True,
     ),
+    "AdversarialClassifierCV": (
+        lambda: models.AdversarialClassifierCV(strengths=2, cv=2),
+        (X, Y),
+        False,
+    ),
     "MinimaxClassifier-compile": (lambda: models.MinimaxClassifier(solver="compile"), (X, Y), True),
     "MinimaxRegressor-compile": (
         lambda: models.MinimaxRegressor(solver="compile"),

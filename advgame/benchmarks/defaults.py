@@ -1,0 +1,319 @@
+r"""``advgame bench defaults``: the default ``strength`` of ``AdversarialClassifier`` against
+``LogisticRegression()``'s default, and ``AdversarialClassifierCV``'s path against cold fits.
+
+Part 1, the defaults (issue 39): on every multiclass and ordinal set vendored in
+:mod:`advgame.datasets` (vehicle, segment, satimage, optdigits, redwine; abalone and machine
+CPU, their targets cut into :data:`ORDINAL_BINS` equal-frequency classes) and scikit-learn's
+bundled ones (digits, wine, iris, breast cancer), on :data:`SPLITS` stratified 70/30 splits
+(standardised on the training part), ``AdversarialClassifier(loss=L, strength=s)`` for every
+candidate default ``s`` of :data:`CANDIDATES` and ``LogisticRegression()`` are fitted, and both
+are scored on the test part with the loss ``L`` (zero-one and abstain, ``alpha = 0.5``, on every
+set; ordinal on the sets with ordered classes: redwine, abalone, machine CPU): the mean loss of
+the predicted actions, ``LogisticRegression`` never abstaining.  A candidate passes for ``L``
+when, in points (100 x the mean loss), it is at least as good as logistic regression on the
+median set and never more than 1 point worse on any (medians of the splits).  Fit times are
+CPU seconds (``time.process_time``, one BLAS thread), medians of the splits.
+
+Part 2, the speed of the default fit and of the cross-validated one: on digits, optdigits,
+satimage, segment and ``make_classification`` with 20,000 training rows (as
+:mod:`advgame.benchmarks.train`), CPU time of the default ``AdversarialClassifier()`` against
+``LogisticRegression()``, and of ``AdversarialClassifierCV()`` (10 strengths x 5 folds, warm
+paths) against ``LogisticRegressionCV(Cs=10, cv=5)`` and a ``GridSearchCV`` of cold
+``AdversarialClassifier`` fits over the same strengths and folds (``refit=True`` in both).
+"""
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
+from sklearn.preprocessing import StandardScaler
+
+from .. import datasets
+from ..metrics import make_loss_scorer, mean_matrix_loss
+from ..models import AdversarialClassifier, AdversarialClassifierCV
+from ..models.classifier_cv import strength_grid
+from .protocol import Progress
+from .report import publish, report_header, run_meta, table
+from .train import _classification
+
+__all__ = ["run", "Settings", "FULL", "QUICK", "CANDIDATES"]
+
+#: Splits (seeds 0, 1, ...) of part 1; the medians over them are reported.
+SPLITS = 3
+#: The classes of the regression targets of the ordinal sets (equal-frequency bins).
+ORDINAL_BINS = 5
+#: The candidate defaults of ``strength`` (``lam`` of soft moments), as functions of the
+#: training rows' total weight ``n``: ``c / n`` is scikit-learn's ``C = 1 / c``, a constant
+#: does not change when rows are duplicated.
+CANDIDATES = {
+    "0.3/n": lambda n: 0.3 / n,
+    "1/n": lambda n: 1.0 / n,
+    "3/n": lambda n: 3.0 / n,
+    "10/n": lambda n: 10.0 / n,
+    "0.0001": lambda n: 1e-4,
+    "0.0003": lambda n: 3e-4,
+    "0.001": lambda n: 1e-3,
+}
+#: Sets with ordered classes (scored with the ordinal loss too).
+ORDINAL = ("redwine", "abalone", "machinecpu")
+LOSSES = ("zero_one", "abstain", "ordinal")
+#: The sets and their order in the tables.
+SETS = (
+    "iris",
+    "wine",
+    "breast_cancer",
+    "digits",
+    "vehicle",
+    "segment",
+    "satimage",
+    "optdigits",
+    "redwine",
+    "abalone",
+    "machinecpu",
+)
+SPEED_SETS = ("digits", "optdigits", "satimage", "segment", "classification n=20000")
+#: Strengths and folds of the cross-validated fits (``AdversarialClassifierCV``'s defaults).
+CV_STRENGTHS, CV_FOLDS = 10, 5
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The sets of part 1, its splits, and the sets of part 2 (speed)."""
+
+    sets: tuple
+    splits: int
+    speed_sets: tuple
+
+
+FULL = Settings(SETS, SPLITS, SPEED_SETS)
+QUICK = Settings(("iris", "wine"), 1, ("iris",))
+
+
+def load_set(name):
+    """``(X, y)`` of one set (ordinal targets binned, :data:`ORDINAL_BINS`)."""
+    bundled = {
+        "iris": load_iris,
+        "wine": load_wine,
+        "breast_cancer": load_breast_cancer,
+        "digits": load_digits,
+    }
+    if name in bundled:
+        return bundled[name](return_X_y=True)
+    if name.startswith("classification"):
+        return _classification(int(name.split("=")[1]))
+    if name in ("abalone", "machinecpu"):
+        data = datasets.load(f"ordinal/{name}")
+        return data.X, datasets.quantile_bins(data.y, ORDINAL_BINS)[0]
+    data = datasets.load(f"multiclass/{name}")
+    return data.X, data.y
+
+
+def split(X, y, seed):
+    """A stratified 70/30 split, standardised on the training part."""
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=0.3, random_state=seed, stratify=y
+    )
+    scaler = StandardScaler().fit(X_train)
+    return scaler.transform(X_train), scaler.transform(X_test), y_train, y_test
+
+
+def cpu_fit(model, X, y):
+    """CPU seconds of ``model.fit(X, y)`` (warnings silenced: the status is reported)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.process_time()
+        model.fit(X, y)
+        return time.process_time() - start
+
+
+def bench_set(name, candidates, splits, progress):
+    """Part 1 on one set: per loss and model (logistic regression, each candidate), the median
+    over the splits of the test loss (points) and of the CPU fit time, and the worst
+    certified gap."""
+    X, y = load_set(name)
+    losses = [loss for loss in LOSSES if loss != "ordinal" or name in ORDINAL]
+    runs = {}  # (loss, model) -> [(points, seconds, gap)], one per split
+    for seed in range(splits):
+        progress(f"{name} split {seed}")
+        X_train, X_test, y_train, y_test = split(X, y, seed)
+        logistic = LogisticRegression()
+        seconds = cpu_fit(logistic, X_train, y_train)
+        predicted = logistic.predict(X_test)
+        for loss in losses:
+            for label, rule in candidates.items():
+                model = AdversarialClassifier(loss=loss, strength=rule(y_train.size))
+                fit_seconds = cpu_fit(model, X_train, y_train)
+                points = -100.0 * make_loss_scorer()(model, X_test, y_test)
+                runs.setdefault((loss, label), []).append((points, fit_seconds, model.gap_))
+            L, labels = model.loss_matrix_, model.classes_.tolist()
+            points = 100.0 * mean_matrix_loss(y_test, predicted, L, labels=labels)
+            runs.setdefault((loss, "LR"), []).append((points, seconds, 0.0))
+    records = []
+    for (loss, model), values in runs.items():
+        points, seconds, gaps = np.array(values).T
+        records.append(
+            {
+                "set": name,
+                "n_train": int(round(0.7 * y.size)),
+                "k": int(np.unique(y).size),
+                "loss": loss,
+                "model": model,
+                "points": float(np.median(points)),
+                "cpu s": float(np.median(seconds)),
+                "worst gap": float(gaps.max()),
+            }
+        )
+    return records
+
+
+def verdicts(records):
+    """Per (loss, candidate): the median and the worst over the sets of ``LR points -
+    candidate points`` (positive: the candidate is better), and whether the criterion holds
+    (median >= 0, worst >= -1)."""
+    lr = {(r["set"], r["loss"]): r["points"] for r in records if r["model"] == "LR"}
+    out = []
+    for loss in LOSSES:
+        for label in dict.fromkeys(r["model"] for r in records if r["model"] != "LR"):
+            margins = [
+                lr[r["set"], loss] - r["points"]
+                for r in records
+                if r["loss"] == loss and r["model"] == label
+            ]
+            if margins:
+                median, worst = float(np.median(margins)), float(min(margins))
+                out.append(
+                    {
+                        "loss": loss,
+                        "model": label,
+                        "sets": len(margins),
+                        "median margin": median,
+                        "worst margin": worst,
+                        "passes": median >= 0 and worst >= -1,
+                    }
+                )
+    return out
+
+
+def bench_speed(name, progress):
+    """Part 2 on one set (one split, seed 0): CPU seconds of the default fit, of
+    ``LogisticRegression()``, of ``AdversarialClassifierCV()``, of ``LogisticRegressionCV(Cs=10,
+    cv=5)`` and of the cold ``GridSearchCV`` over the same strengths and folds."""
+    progress(f"speed: {name}")
+    X_train, _, y_train, _ = split(*load_set(name), 0)
+    folds = StratifiedKFold(CV_FOLDS, shuffle=True, random_state=0)
+    strengths = strength_grid(CV_STRENGTHS, "soft")
+    default = AdversarialClassifier()
+    path = AdversarialClassifierCV(strengths=strengths, cv=folds)
+    grid = GridSearchCV(
+        AdversarialClassifier(), {"strength": list(strengths)}, cv=folds, scoring=make_loss_scorer()
+    )
+    models = {
+        "default": default,
+        "LR": LogisticRegression(),
+        "CV": path,
+        "LRCV": LogisticRegressionCV(Cs=CV_STRENGTHS, cv=folds),
+        "grid": grid,
+    }
+    record = {"set": name, "n_train": int(y_train.size)}
+    for label, model in models.items():
+        record[label + " s"] = cpu_fit(model, X_train, y_train)
+    record["default gap"] = float(default.gap_)
+    record["CV worst gap"] = float(path.gaps_.max())
+    record["CV strength"] = path.strength_
+    record["grid strength"] = float(grid.best_params_["strength"])
+    return record
+
+
+def format_report(records, verdict, speed, meta):
+    """The tables: per set and loss, points and CPU time of each model; the criterion per
+    candidate; the speed ratios."""
+    labels = list(dict.fromkeys(r["model"] for r in records))
+    cells = {(r["set"], r["loss"], r["model"]): r for r in records}
+    rows = []
+    for key in dict.fromkeys((r["set"], r["loss"]) for r in records):
+        row = {"set": key[0], "loss": key[1], "n": cells[key + ("LR",)]["n_train"]}
+        for label in labels:
+            r = cells[key + (label,)]
+            row[label] = f"{r['points']:.1f} / {r['cpu s']:.2f}"
+        rows.append(row)
+    columns = [
+        ("set", lambda r: r["set"]),
+        ("loss", lambda r: r["loss"]),
+        ("n", lambda r: str(r["n"])),
+    ]
+    columns += [(label, lambda r, label=label: r[label]) for label in labels]
+    lines = [
+        report_header("defaults", meta, ("numpy",)),
+        "",
+        f"Part 1: test loss in points (100 x mean loss, lower is better) / CPU fit seconds, "
+        f"medians of {meta['splits']} split(s); columns: LogisticRegression() and "
+        "AdversarialClassifier(strength=candidate), n = training rows.",
+        "",
+        *table(rows, columns, left=2, markdown=True),
+        "",
+        "The criterion (margin = LR points - candidate points; passes: median >= 0 and worst >= -1):",
+        "",
+        *table(
+            verdict,
+            [
+                ("loss", lambda r: r["loss"]),
+                ("candidate", lambda r: r["model"]),
+                ("sets", lambda r: str(r["sets"])),
+                ("median margin", lambda r: f"{r['median margin']:+.2f}"),
+                ("worst margin", lambda r: f"{r['worst margin']:+.2f}"),
+                ("passes", lambda r: "yes" if r["passes"] else "no"),
+            ],
+            left=2,
+            markdown=True,
+        ),
+    ]
+    if speed:
+        lines += [
+            "",
+            "Part 2: CPU seconds on one split (seed 0), ratios to logistic regression and to the cold grid search:",
+            "",
+            *table(
+                speed,
+                [
+                    ("set", lambda r: r["set"]),
+                    ("n", lambda r: str(r["n_train"])),
+                    ("default s", lambda r: f"{r['default s']:.3f}"),
+                    ("LR s", lambda r: f"{r['LR s']:.3f}"),
+                    ("default / LR", lambda r: f"{r['default s'] / r['LR s']:.2f}x"),
+                    ("CV s", lambda r: f"{r['CV s']:.2f}"),
+                    ("LRCV s", lambda r: f"{r['LRCV s']:.2f}"),
+                    ("CV / LRCV", lambda r: f"{r['CV s'] / r['LRCV s']:.2f}x"),
+                    ("grid s", lambda r: f"{r['grid s']:.2f}"),
+                    ("CV / grid", lambda r: f"{r['CV s'] / r['grid s']:.2f}x"),
+                    (
+                        "strength CV / grid",
+                        lambda r: f"{r['CV strength']:.1e} / {r['grid strength']:.1e}",
+                    ),
+                    ("gaps", lambda r: f"{max(r['default gap'], r['CV worst gap']):.1e}"),
+                ],
+                markdown=True,
+            ),
+        ]
+    return "\n".join(lines)
+
+
+def run(quick=False, out=None, print_fn=print, progress=True):
+    """Run the benchmark (the protocol of :mod:`advgame.benchmarks`); returns the part 1
+    records (the verdicts and the speed records are in the metadata)."""
+    settings = QUICK if quick else FULL
+    meta = run_meta(splits=settings.splits)
+    progress = Progress("defaults", progress)
+    cpu_fit(AdversarialClassifier(), *load_iris(return_X_y=True))  # compile the kernels first
+    records = []
+    for name in progress.bar(settings.sets, "set"):
+        records += bench_set(name, CANDIDATES, settings.splits, progress)
+    verdict = verdicts(records)
+    speed = [bench_speed(name, progress) for name in settings.speed_sets]
+    meta["verdicts"], meta["speed"] = verdict, speed
+    report = format_report(records, verdict, speed, meta)
+    publish(report, meta, records, out, print_fn)
+    return records

@@ -1,0 +1,232 @@
+r"""``AdversarialClassifierCV``: the strength of :class:`AdversarialClassifier` chosen by
+cross-validation along a warm-started, certified path (scikit-learn's ``LogisticRegressionCV``
+pattern).
+
+Each fold fits the strengths from strong to weak regularisation, every fit starting from the
+previous one's primal and dual points (``warm_start``, :func:`advgame.solvers.warm.fit_warm`)
+and certified like a cold fit; the folds run in parallel (joblib).  The score is the declared
+loss (:func:`advgame.metrics.make_loss_scorer`) unless ``scoring`` is given, and the model is
+refitted on all the data at the strength of the best mean score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import check_cv
+from sklearn.utils import _safe_indexing, indexable
+from sklearn.utils.validation import column_or_1d
+
+from .._estimator.inputs import check_classification_fit, check_strength
+from ..losses import LossMatrix
+from ..metrics import make_loss_scorer
+from .classifier import AdversarialClassifier
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..uncertainty import UncertaintySet
+
+__all__ = ["AdversarialClassifierCV", "strength_grid"]
+
+#: ``strengths=n`` is ``n`` strengths evenly spaced in log scale from ``STRENGTH_RANGE[0]``
+#: (strong) to ``STRENGTH_RANGE[1]`` (weak): ``lam`` of soft moments (the weighted mean loss
+#: plus ``lam/2 ||theta||^2``; ``1/n`` is scikit-learn's ``C = 1``) or a ball's radius.
+STRENGTH_RANGE = (1.0, 1e-5)
+
+
+def strength_grid(strengths: int | ArrayLike, uncertainty: str | UncertaintySet) -> np.ndarray:
+    """The strengths of a path, strong to weak (decreasing).
+
+    Parameters
+    ----------
+    strengths : int or array-like of float
+        A number of strengths (at least 1) spaced evenly in log scale over
+        :data:`STRENGTH_RANGE`, or the strengths themselves (each valid for ``uncertainty``:
+        ``> 0`` for ``'soft'``, ``>= 0`` for a ball's radius; distinct).
+    uncertainty : str or UncertaintySet
+        The estimator's ``uncertainty`` (for the check of the strengths).
+
+    Returns
+    -------
+    ndarray of shape (n_strengths,)
+        Decreasing strengths.
+
+    Raises
+    ------
+    ValueError
+        For a count below 1, an empty or repeated list, or a strength that is not valid.
+    """
+    if isinstance(strengths, (int, np.integer)) and not isinstance(strengths, bool):
+        if strengths < 1:
+            raise ValueError(f"strengths must be a count >= 1 or a list; got {strengths!r}.")
+        return np.geomspace(*STRENGTH_RANGE, int(strengths))
+    grid = np.asarray(strengths, dtype=float).ravel() if np.ndim(strengths) else None
+    if grid is None or grid.size == 0:
+        raise ValueError(f"strengths must be a count >= 1 or a non-empty list; got {strengths!r}.")
+    for strength in grid:
+        check_strength(float(strength), uncertainty)
+    grid = np.sort(grid)[::-1]
+    if np.any(grid[1:] == grid[:-1]):
+        raise ValueError(f"strengths must be distinct; got {strengths!r}.")
+    return grid
+
+
+def fold_path(estimator, X, y, sample_weight, train, test, strengths, scorer):
+    """Fit ``estimator`` (warm-started) on the rows ``train`` at each of ``strengths`` in turn
+    and score it on the rows ``test``: ``(scores, gaps)``, one per strength."""
+    estimator = clone(estimator).set_params(warm_start=True)
+    X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
+    X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
+    weights = None if sample_weight is None else _safe_indexing(sample_weight, train)
+    scores, gaps = np.empty(strengths.size), np.empty(strengths.size)
+    for j, strength in enumerate(strengths):
+        estimator.set_params(strength=float(strength)).fit(X_train, y_train, weights)
+        scores[j], gaps[j] = scorer(estimator, X_test, y_test), estimator.gap_
+    return scores, gaps
+
+
+class AdversarialClassifierCV(AdversarialClassifier):
+    r""":class:`AdversarialClassifier` with its ``strength`` chosen by cross-validation.
+
+    For each fold one path over ``strengths`` from strong to weak regularisation, each fit
+    warm-started from the previous one's primal and dual points (the ``warm_start`` of
+    :class:`AdversarialClassifier`) and certified as a cold fit is; the folds in parallel
+    (joblib); the strength of the best mean score; a refit on all the data at it.  The
+    choice equals a ``GridSearchCV`` over the same folds and strengths with
+    ``AdversarialClassifier`` and the same ``scoring``, up to a test row whose prediction
+    flips within the certified tolerance ``tol`` (warm and cold fits reach the same certified
+    optimum, not the same point).
+
+    Parameters
+    ----------
+    strengths : int or array-like of float, default=10
+        The candidate strengths (``lam`` of soft moments, a ball's radius): a count spaced
+        evenly in log scale from 1 to 1e-5 (:data:`STRENGTH_RANGE`), or the values.
+    cv : int, cross-validation generator or iterable, default=5
+        As in scikit-learn (``check_cv``: stratified ``k``-fold for an integer).
+    scoring : str, callable or None, default=None
+        None scores with the declared loss (:func:`advgame.metrics.make_loss_scorer`: minus
+        its mean, so that the choice minimises it); otherwise a scikit-learn scoring.
+    n_jobs : int or None, default=None
+        Folds fitted in parallel (joblib; None is one unless in a ``parallel_config``).
+    loss, alpha, features, kernel, gamma, degree, coef0, uncertainty, solver, backend,
+    max_iter, tol, certify, batch_size, random_state, verbose, abstain_label, classes_order
+        As in :class:`AdversarialClassifier` (the warm starts serve its ``'smoothing'``
+        solver, the default for soft moments; the other solvers fit each strength cold).
+        ``sample_weight`` weights the training rows of every fit, not the scores (as
+        ``GridSearchCV`` without metadata routing).
+
+    Attributes
+    ----------
+    strength_ : float
+        The chosen strength (the first of the best mean scores, strong to weak).
+    strengths_ : ndarray of shape (n_strengths,)
+        The strengths, strong to weak.
+    scores_ : ndarray of shape (n_folds, n_strengths)
+        The score of each fold's fit at each strength.
+    gaps_ : ndarray of shape (n_folds, n_strengths)
+        The certified gap (``gap_``) of each fit on the paths.
+    others
+        Those of :class:`AdversarialClassifier`, from the refit at ``strength_``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = AdversarialClassifierCV(strengths=5, cv=3).fit(X, y)
+    >>> clf.scores_.shape
+    (3, 5)
+    """
+
+    #: The refit at ``strength_`` starts cold (the paths' warm starts are per fold).
+    warm_start = False
+
+    def __init__(
+        self,
+        strengths: int | ArrayLike = 10,
+        cv: int | object = 5,
+        scoring: str | Callable | None = None,
+        n_jobs: int | None = None,
+        loss: str | LossMatrix | ArrayLike = "zero_one",
+        alpha: float = 0.5,
+        features: str | Callable[[np.ndarray, int], ArrayLike] = "multiclass",
+        kernel: str | Callable[..., float] | None = None,
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        uncertainty: str | UncertaintySet = "soft",
+        solver: str = "auto",
+        backend: str = "auto",
+        max_iter: int = 1000,
+        tol: float = 1e-4,
+        certify: str | bool = "auto",
+        batch_size: int = 64,
+        random_state: int | np.random.Generator | None = None,
+        verbose: int = 0,
+        abstain_label: int | float | str | None = None,
+        classes_order: ArrayLike | None = None,
+    ) -> None:
+        self.strengths = strengths
+        self.cv = cv
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.loss = loss
+        self.alpha = alpha
+        self.features = features
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.uncertainty = uncertainty
+        self.solver = solver
+        self.backend = backend
+        self.max_iter = max_iter
+        self.tol = tol
+        self.certify = certify
+        self.batch_size = batch_size
+        self.random_state = random_state
+        self.verbose = verbose
+        self.abstain_label = abstain_label
+        self.classes_order = classes_order
+
+    def _fit_strength(self):
+        """The strength of the refit: ``strength_`` (None while the paths run)."""
+        return getattr(self, "strength_", None)
+
+    def _path_estimator(self):
+        """The :class:`AdversarialClassifier` of the paths: this one's parameters."""
+        names = AdversarialClassifier._get_param_names()
+        shared = (name for name in names if name not in ("strength", "warm_start"))
+        return AdversarialClassifier(**{name: getattr(self, name) for name in shared})
+
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> AdversarialClassifierCV:
+        """Score every strength on every fold (one warm-started path per fold), choose the
+        best mean score, and refit on ``X`` (n, d), ``y`` (n,) at it (see the class)."""
+        self._check_params()  # the estimator's own parameters, before any fold runs
+        strengths = strength_grid(self.strengths, self.uncertainty)
+        base = self._path_estimator()
+        # X, y and the weights checked as the refit will check them, before the folds split them
+        declared = self.loss if isinstance(self.loss, LossMatrix) else None
+        check_classification_fit(clone(base), X, y, sample_weight, declared)
+        scorer = make_loss_scorer() if self.scoring is None else check_scoring(base, self.scoring)
+        X, y, sample_weight = indexable(X, y, sample_weight)
+        if np.ndim(y) == 2:  # a column vector (warned about above): the scorers want 1-D labels
+            y = column_or_1d(y)
+        folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
+        paths = Parallel(n_jobs=self.n_jobs)(
+            delayed(fold_path)(base, X, y, sample_weight, train, test, strengths, scorer)
+            for train, test in folds
+        )
+        self.strengths_ = strengths
+        self.scores_ = np.array([scores for scores, _ in paths])
+        self.gaps_ = np.array([gaps for _, gaps in paths])
+        self.strength_ = float(strengths[np.argmax(self.scores_.mean(axis=0))])
+        return super().fit(X, y, sample_weight=sample_weight)

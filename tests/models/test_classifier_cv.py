@@ -1,0 +1,88 @@
+"""AdversarialClassifierCV (issue 39): scikit-learn conformance, the same choice as a
+GridSearchCV over the same folds and strengths, and bad input."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, load_wine
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.preprocessing import StandardScaler
+
+import advgame as ag
+from advgame.metrics import make_loss_scorer
+from advgame.models.classifier_cv import STRENGTH_RANGE, strength_grid
+
+
+@pytest.mark.slow  # about 40 s: every check fits a path per fold
+def test_check_estimator(conforms):
+    conforms(ag.AdversarialClassifierCV(strengths=3, cv=3), {})
+
+
+@pytest.mark.parametrize(
+    "loss, scoring, tol",
+    [
+        ("zero_one", None, 1e-4),
+        ("abstain", None, 1e-4),
+        pytest.param("ordinal", "accuracy", 1e-8, marks=pytest.mark.slow),  # 13 s
+    ],
+)
+def test_choice_and_scores_equal_a_grid_search_over_the_same_folds(loss, scoring, tol):
+    """The warm-started paths score every (fold, strength) as GridSearchCV's cold fits do, and
+    choose the same strength; the refit is the cold fit at that strength.  Warm and cold fits
+    reach the same certified optimum, not the same point: for the ordinal loss at ``tol=1e-4``
+    one test row of one fold flips (at the weakest strength), so those fits are asked for
+    ``1e-8``."""
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    folds = StratifiedKFold(3, shuffle=True, random_state=0)
+    strengths = [1.0, 0.1, 0.01, 1e-3]
+    params = {"loss": loss, "alpha": 0.3, "tol": tol}
+    cv = ag.AdversarialClassifierCV(strengths=strengths, cv=folds, scoring=scoring, **params)
+    cv.fit(X, y)
+    grid = GridSearchCV(
+        ag.AdversarialClassifier(**params),
+        {"strength": strengths},
+        cv=folds,
+        scoring=make_loss_scorer() if scoring is None else scoring,
+    ).fit(X, y)
+    expected = np.array([grid.cv_results_[f"split{i}_test_score"] for i in range(3)])
+    np.testing.assert_allclose(cv.scores_, expected, rtol=0, atol=1e-12)
+    assert cv.strength_ == grid.best_params_["strength"]
+    np.testing.assert_array_equal(cv.strengths_, strengths)
+    # certified within tol * max(1, |J|), and J <= J(0) <= 2 for these losses on 3 classes
+    assert cv.gaps_.shape == (3, 4) and np.all(cv.gaps_ <= 2 * tol)
+    refit = grid.best_estimator_
+    np.testing.assert_array_equal(cv.predict(X), refit.predict(X))
+    assert abs(cv.objective_ - refit.objective_) <= cv.gap_ + refit.gap_
+
+
+@pytest.mark.slow  # 30 s: each joblib worker compiles the kernels
+def test_folds_in_parallel_give_the_serial_answer():
+    X, y = load_iris(return_X_y=True)
+    serial = ag.AdversarialClassifierCV(strengths=3, cv=3).fit(X, y)
+    parallel = ag.AdversarialClassifierCV(strengths=3, cv=3, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(serial.scores_, parallel.scores_)
+    assert serial.strength_ == parallel.strength_
+
+
+def test_strength_grid():
+    grid = strength_grid(5, "soft")
+    np.testing.assert_allclose(grid[[0, -1]], STRENGTH_RANGE)
+    assert np.all(np.diff(np.log(grid)) < 0)
+    np.testing.assert_array_equal(strength_grid([0.01, 1.0, 0.1], "soft"), [1.0, 0.1, 0.01])
+    np.testing.assert_array_equal(strength_grid([0.0, 0.1], "l2"), [0.1, 0.0])
+
+
+@pytest.mark.parametrize(
+    "strengths, match",
+    [
+        (0, "a count >= 1"),
+        ([], "non-empty"),
+        ([0.1, 0.1], "distinct"),
+        ([0.1, 0.0], "strength must be"),
+        (True, "a count >= 1 or a non-empty list"),
+    ],
+)
+def test_bad_strengths_are_refused(strengths, match):
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match=match):
+        ag.AdversarialClassifierCV(strengths=strengths).fit(X, y)
