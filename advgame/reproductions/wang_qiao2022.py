@@ -1,10 +1,10 @@
 r"""Wang and Qiao (2022), "Learning Acceptance Regions for Many Classes with Anomaly Detection"
-(generalised prediction sets): Tables 1-3 and timings (``advgame reproduce wang_qiao2022``,
-alias ``seed003``; ``advgame bench prediction-sets``).
+(generalised prediction sets): Tables 1-3 and timings (``advgame reproduce wang_qiao2022``;
+``advgame bench prediction-sets``).  Table 4 (phoneme) is not run: the data are not shipped
+with the package or its dependencies.
 
-Methods (columns, in this order, :data:`METHODS`): KDE, OCSVM, BSVM, GPS and GPSKFS
-(:class:`advgame.GeneralizedPredictionSet` without and with kernel feature selection).  The
-paper's BCOPS-RF column (a random-forest method of Guan and Tibshirani) is not reproduced.
+Methods (columns, in the paper's order, :data:`METHODS`): KDE, OCSVM, BSVM, BCOPS-RF, GPS and
+GPSKFS (:class:`advgame.GeneralizedPredictionSet` without and with kernel feature selection).
 
 Experiments, one replication ``r`` each (everything seeded by ``SEED + r``, so a run is
 reproducible bit for bit):
@@ -17,6 +17,9 @@ reproducible bit for bit):
 ``example2`` (Table 2, ``γ = 0.01``)
     The same with :func:`~advgame.datasets.make_prediction_set_example2` (three rings, 100
     features).
+``example2_former`` (Table 2 again, the cause check)
+    Example 2 with the test set this reproduction used before: 1,000 outliers against 3,000
+    class points (outlier share 0.25, half the paper's; see :func:`outlier_share_bounds`).
 ``digits`` (in place of Table 3's zipcode data, ``γ = 0.01``)
     The vendored optdigits (8x8, 64 features, raw 0-16 scales): classes 0, 6, 8 and 9 are the
     normal classes, the other digits are outliers (label :data:`~advgame.datasets.OUTLIER`).  A
@@ -42,6 +45,9 @@ scores
   ``decision_function``;
 * BSVM: ``SVC(kernel='rbf')``, class-k fit points (label 1) against the unlabelled part
   (label 0); score ``decision_function``;
+* BCOPS-RF (Guan and Tibshirani 2022, with a random forest as Wang and Qiao use it):
+  ``RandomForestClassifier`` of the class-k fit points (1) against the unlabelled part (0),
+  :data:`BCOPS_TREES` trees; score ``predict_proba`` of the class (:func:`bcops_rf_scorer`);
 
 with the RBF width of the two SVMs from
 :func:`~advgame.models.prediction_sets.median_heuristic_gamma` on the class's fit points and
@@ -49,7 +55,13 @@ the unlabelled part.  All methods are tuned as App. A.3 says, by the set size on
 and without touching the calibration points: GPS and GPSKFS by the estimator's defaults (width
 and ``C`` per class; GPSKFS also its selected features), the baselines by
 :class:`ConformalBaseline` over :data:`BASELINE_GRIDS` (the same width factors around the rules'
-values; BSVM's ``C`` in 0.1, 1, 10).
+values; BSVM's ``C`` in 0.1, 1, 10; BCOPS-RF's ``min_samples_leaf`` in 2, 4, 6).  Wang and
+Qiao's BCOPS-RF grid (App. A.3) also crosses ``max_depth`` 10-100, ``min_samples_split`` 2, 5,
+10 and 50-200 trees (270 forests per class), which would cost more than all the other columns
+together; here ``min_samples_split`` is left at 2 (a leaf of ``l`` points already needs ``2 l``
+to split), the trees are not tuned, and the depth is unbounded: depths 30-100 never bind (on a
+class against ``M = 500`` points of Examples 1-2 the trees stop at depth 9-21, median 12-16,
+for these leaf sizes), but the paper's shallower candidates 10 and 20 are not tried.
 
 Metrics (:func:`advgame.metrics.prediction_set_metrics`): coverage per class, cardinality,
 conditional cardinality (non-outliers) and outlier detection rate; the report gives the mean and
@@ -66,13 +78,16 @@ against ``m`` mixed test points) and solved by HiGHS and by cvxpy, once each; (b
 ``n_jobs=2``, median of :data:`FIT_REPEATS` each, and the speed-up.
 
 Sizes (:data:`FULL`): 20 replications; Example 1 ``N = 300`` per class (210 fitted, 90
-calibration), 1,000 test points per class and 1,000 outliers; Example 2 ``N = 340`` (102
+calibration), 1,000 test points per class and 1,295 outliers; Example 2 ``N = 340`` (102
 calibration points, the fewest with which ``γ = 0.01`` has a conformal rank ``>= 1``), 1,000
-test points per class and 1,000 outliers; digits ``N = 340`` per class (about 215 test points
+test points per class and 3,348 outliers; digits ``N = 340`` per class (about 215 test points
 per class and 3,392 outliers); ``M = 500`` unlabelled points everywhere; timing (a) at
-``n_k = 500, m = 1000``.  The full run (``docs/results/prediction_sets.md``) took 17 minutes
-(1,026 s) on a 2-core AMD EPYC machine: about 45 s per replication, of which GPSKFS takes 34 s,
-then 66 s for cvxpy's QP.  :data:`QUICK` (2 replications, small sizes) takes about 30 s.
+``n_k = 500, m = 1000``.  The paper does not give its simulations' test sizes, but its tables
+fix their outlier shares (:func:`paper_outlier_share`: 0.2443-0.2448 in Table 1, 0.5274 in
+Table 2); the outlier counts above give those shares (0.2446, 0.5274).  The unlabelled part is
+drawn from the test part, so it has the same share, and the share drives every method's tuning
+(the held-out acceptance of unlabelled points) and GPS's QP.  :data:`QUICK` (2 replications,
+small sizes) takes about a minute.
 """
 
 import statistics
