@@ -93,9 +93,11 @@ small sizes) takes about a minute.
 import statistics
 import time
 import warnings
-from dataclasses import asdict, dataclass
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
+from scipy.spatial.distance import pdist
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.neighbors import KernelDensity
@@ -106,6 +108,7 @@ from ..benchmarks.protocol import Progress, over
 from ..benchmarks.report import publish, report_header, run_meta
 from ..datasets import OUTLIER, load, make_prediction_set_example1, make_prediction_set_example2
 from ..metrics import prediction_set_metrics
+from ..models import prediction_sets as _gps
 from ..models.prediction_sets import (
     TUNING_FRACTION,
     WIDTH_FACTORS,
@@ -602,6 +605,88 @@ def _summary(experiment, gamma, method, metrics, seconds):
     return record
 
 
+# --------------------------------------------------------------------- Example 2 causes
+#: Percentiles of the pairwise distances from which Wang and Qiao (2022, App. A.3) pick the
+#: RBF width ``sigma`` (their kernel is ``exp(-||x - x'||^2 / sigma^2)``).
+PAPER_WIDTH_PERCENTILES = (25, 37.5, 50, 62.5, 75)
+#: (label, changes to :data:`FULL`, the paper's width grid?): GPS on Example 2 under each; the
+#: first row is the former test set, the second the paper's, the others change one thing more.
+SENSITIVITY = (
+    ("outlier share 0.25 (former)", {"example2_outliers": 1000}, False),
+    ("outlier share 0.527 (paper)", {}, False),
+    ("  and M = 1000 unlabelled", {"unlabeled": 1000}, False),
+    ("  and N = 1000 per class", {"example2_train": 1000}, False),
+    ("  and the paper's width grid", {}, True),
+)
+
+
+def percentile_width_factors(X, percentiles=PAPER_WIDTH_PERCENTILES):
+    """The paper's width grid as factors of the median heuristic: ``sigma`` at the
+    ``percentiles`` of the pairwise distances of ``X`` gives ``gamma = 1 / sigma^2``, which is
+    ``median(d)^2 / percentile(d)^2`` times :func:`median_heuristic_gamma`'s ``1 / median(d^2)``
+    (the median of ``d^2`` is the square of the median of ``d``)."""
+    distances = pdist(X)
+    return tuple(float(np.median(distances) ** 2 / np.percentile(distances, q) ** 2)
+                 for q in percentiles)  # fmt: skip
+
+
+@contextmanager
+def _gps_width_factors(factors):
+    """GPS tuned over ``factors`` of the median-heuristic width while inside (the estimator's
+    grid is the module constant ``WIDTH_FACTORS``, not a parameter)."""
+    saved = _gps.WIDTH_FACTORS
+    _gps.WIDTH_FACTORS = factors
+    try:
+        yield
+    finally:
+        _gps.WIDTH_FACTORS = saved
+
+
+def example2_sensitivity(settings, progress, variants=None):
+    """GPS on Example 2 under each of ``variants``: mean (SE) over ``settings.replications`` of
+    cardinality, conditional cardinality and detection rate.  Replication ``r`` of every variant
+    draws from ``SEED + r`` (paired comparisons).  The paper's width grid is
+    :func:`percentile_width_factors` of the replication's training and unlabelled points;
+    ``variants`` None means :data:`SENSITIVITY`."""
+    records = []
+    for label, changes, paper_grid in SENSITIVITY if variants is None else variants:
+        varied = replace(settings, **changes)
+        metrics = []
+        for r in range(settings.replications):
+            progress(f"sensitivity {label.strip()}: replication {r + 1}/{settings.replications}")
+            rng = np.random.default_rng(SEED + r)
+            X, y, U, X_eval, y_eval = experiment_data("example2", varied, rng)
+            seed = int(rng.integers(2**31))
+            factors = percentile_width_factors(np.vstack([X, U])) if paper_grid else WIDTH_FACTORS
+            with _gps_width_factors(factors):
+                model = make_method("GPS", 0.01, seed).fit(X, y, X_unlabeled=U)
+            metrics.append(
+                prediction_set_metrics(y_eval, model.predict_set(X_eval), model.classes_)
+            )
+        record = {"kind": "sensitivity", "variant": label, "settings": asdict(varied)}
+        for key in _SIZE_KEYS:
+            record[key], record[f"{key}_se"] = _mean_se([m[key] for m in metrics])
+        records.append(record)
+    return records
+
+
+def _sensitivity_lines(records):
+    rows = [r for r in records if r["kind"] == "sensitivity"]
+    if not rows:
+        return []
+    paper = PAPER["example2"]
+    column = _PAPER_METHODS.index("GPS")
+    lines = [
+        "Example 2, GPS: what moves its detection rate (mean (SE) over replications)",
+        f"{'':<34}{'cardinality':>18}{'cond. cardinality':>18}{'detection rate':>18}",
+    ]
+    for r in rows:
+        cells = "".join(f"{_fmt(r[key], r[f'{key}_se'], 3):>18}" for key in _SIZE_KEYS)
+        lines.append(f"{r['variant']:<34}{cells}")
+    cells = "".join(f"{_fmt(*paper[key][column], 3):>18}" for key in _SIZE_KEYS)
+    return lines + [f"{'paper (200 replications)':<34}{cells}", ""]
+
+
 # -------------------------------------------------------------------------------- timings
 def _timed(call):
     start = time.perf_counter()
@@ -786,6 +871,7 @@ def format_report(records, meta, settings):
         chosen = [r for r in tables if r["experiment"] == e]
         if chosen:
             lines += _table(e, gamma, title, chosen) + [""]
+    lines += _sensitivity_lines(records)
     for r in records:
         if r.get("timing") == "dual QP":
             solved = [b for b in QP_BACKENDS if f"{b}_seconds" in r]
@@ -841,6 +927,7 @@ def run(quick=False, out=None, print_fn=print, progress=True):
     # on a busy 2-core machine, made one 738x738 eigh take 6 s instead of 0.12 s.
     with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
         records = run_tables(settings, progress)
+        records += example2_sensitivity(settings, progress)
         progress("timing the dual QP")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # cvxpy may call Clarabel's answer inaccurate

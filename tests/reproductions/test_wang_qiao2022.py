@@ -83,6 +83,7 @@ def test_bench_prediction_sets_tiny_writes_json(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(ps, "EXPERIMENTS", ps.EXPERIMENTS[:1])
     monkeypatch.setattr(ps, "METHODS", TINY_METHODS)
     monkeypatch.setattr(ps, "FIT_REPEATS", 1)
+    monkeypatch.setattr(ps, "SENSITIVITY", ps.SENSITIVITY[:1])
     out = tmp_path / "prediction_sets.json"
     # n_jobs=2 by threads: the same joblib calls without starting a process pool (seconds)
     with joblib.parallel_config(backend="threading"):
@@ -282,3 +283,40 @@ def test_cell_status_counts_cells_outside_one_sd():
     assert within == 11 and [cell[:3] for cell in outside] == [("GPS", "detection_rate", None)]
     former = dict(gps, experiment="example2_former")  # compared with the same paper table
     assert ps.cell_status([former])["example2_former"][1][0][:3] == outside[0][:3]
+
+
+# ------------------------------------------------------------------- Example 2 sensitivity
+def test_percentile_width_factors_match_the_pairwise_distances():
+    """Against distances computed pair by pair: the median's factor is 1 and the factors fall
+    as the percentile grows."""
+    X = np.random.default_rng(1).normal(size=(9, 3))  # 36 pairs
+    d = np.array([np.linalg.norm(X[i] - X[j]) for i in range(9) for j in range(i + 1, 9)])
+    factors = ps.percentile_width_factors(X, (25, 50, 75))
+    expected = [np.median(d) ** 2 / np.percentile(d, q) ** 2 for q in (25, 50, 75)]
+    assert factors == pytest.approx(expected, rel=1e-12)
+    assert factors[1] == pytest.approx(1.0) and factors[0] > 1 > factors[2]
+
+
+# tiny classes: too few calibration points for γ = 0.01 (thresholds -inf); only the plumbing
+@pytest.mark.filterwarnings("ignore:the acceptance regions of classes")
+@pytest.mark.filterwarnings("ignore:12 calibration points are too few")
+def test_example2_sensitivity_runs_each_variant_and_restores_the_grid(monkeypatch):
+    tiny = replace(ps.QUICK, replications=1, example2_train=40, example2_test=10, unlabeled=30)
+    variants = (("share", {"example2_outliers": 10}, False), ("paper grid", {}, True))
+    used = []
+    original = ps.make_method
+
+    def spy(method, gamma, seed):  # the grid in force when each GPS is made and fitted
+        used.append(ps._gps.WIDTH_FACTORS)
+        return original(method, gamma, seed)
+
+    monkeypatch.setattr(ps, "make_method", spy)
+    monkeypatch.setattr(ps, "N_JOBS", 1)
+    records = ps.example2_sensitivity(tiny, lambda message: None, variants)
+    assert [r["variant"] for r in records] == ["share", "paper grid"]
+    assert records[0]["settings"]["example2_outliers"] == 10
+    for r in records:
+        assert 0 <= r["detection_rate"] <= 1 and 0 <= r["cardinality"] <= 3
+    assert used[0] == ps.WIDTH_FACTORS and used[1] != ps.WIDTH_FACTORS
+    assert len(used) == 2 and ps._gps.WIDTH_FACTORS == ps.WIDTH_FACTORS
+    assert ps._sensitivity_lines(records)[-2].startswith("paper (200 replications)")
