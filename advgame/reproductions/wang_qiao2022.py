@@ -892,7 +892,8 @@ def format_report(records, meta, settings):
 
 
 def run(quick=False, out=None, print_fn=print, progress=True):
-    """Run the three tables and the timings, print the report, optionally write ``out``.
+    """Run the tables, the Example 2 sensitivity study (:func:`example2_sensitivity`) and the
+    timings, print the report, optionally write ``out``.
 
     Parameters
     ----------
