@@ -857,7 +857,12 @@ def _table(experiment, gamma, title, records):
 
 def format_report(records, meta, settings):
     lines = [
-        report_header("prediction-sets", meta, ("numpy", "scipy", "highspy", "cvxpy")),
+        report_header(
+            "wang_qiao2022",
+            meta,
+            ("numpy", "scipy", "highspy", "cvxpy"),
+            command="advgame reproduce",
+        ),
         f"{settings.replications} replications (seed {SEED} + r); split-conformal thresholds "
         f"({CALIBRATION:.0%} of each class held out) for every method; metrics on the evaluation "
         f"part; M = {settings.unlabeled} unlabelled test points; ? = paper cell garbled in the "
