@@ -393,11 +393,11 @@ def bsvm_scorer(X_fit, X_unlabeled, error_rate, params, random_state):
 
 def bcops_rf_scorer(X_fit, X_unlabeled, error_rate, params, random_state):
     """BCOPS with a random forest (Guan and Tibshirani, "Prediction and outlier detection in
-    classification problems", 2022, §3): a classifier of the class's points (1) against the
-    unlabelled points (0) estimates ``v_k(x) = f_k(x) / (f_k(x) + f_te(x))``, the class's share
-    of the density at ``x``, which is monotone in the density ratio ``f_k / f_te`` that the
-    optimal set of a given coverage thresholds (their Theorem 1); the score is the forest's
-    predicted probability of the class.  ``params = (min_samples_leaf, n_estimators)``."""
+    classification problems", 2022): a classifier of the class's ``n_k`` points (1) against the
+    ``m`` unlabelled points (0) estimates ``n_k f_k(x) / (n_k f_k(x) + m f_te(x))``, increasing
+    in the density ratio ``f_k / f_te`` whose upper level sets are BCOPS's acceptance regions;
+    the score is the forest's predicted probability of the class.  ``params =
+    (min_samples_leaf, n_estimators)``."""
     X = np.vstack([X_fit, X_unlabeled])
     y = np.concatenate([np.ones(X_fit.shape[0]), np.zeros(X_unlabeled.shape[0])])
     leaf, trees = params
@@ -437,7 +437,7 @@ class ConformalBaseline:
 
     Parameters
     ----------
-    method : {'KDE', 'OCSVM', 'BSVM'}
+    method : {'KDE', 'OCSVM', 'BSVM', 'BCOPS-RF'}
         Key of :data:`SCORERS` (looked up at fit time, so tests can replace a scorer).
     error_rate : float
         ``γ``.
