@@ -515,6 +515,11 @@ def make_method(method, error_rate, seed):
 def _split_test(X, y, train, rng, settings):
     """Training part ``train``; the rest split into unlabelled (M) and evaluation parts."""
     test = rng.permutation(np.setdiff1d(np.arange(y.size), train))
+    if settings.unlabeled >= test.size:
+        raise ValueError(
+            f"M = {settings.unlabeled} unlabelled points leave no evaluation points: the test "
+            f"part has {test.size}; expected M < {test.size}."
+        )
     unlabeled, evaluation = test[: settings.unlabeled], test[settings.unlabeled :]
     return X[train], y[train], X[unlabeled], X[evaluation], y[evaluation]
 
@@ -609,15 +614,16 @@ def _summary(experiment, gamma, method, metrics, seconds):
 #: Percentiles of the pairwise distances from which Wang and Qiao (2022, App. A.3) pick the
 #: RBF width ``sigma`` (their kernel is ``exp(-||x - x'||^2 / sigma^2)``).
 PAPER_WIDTH_PERCENTILES = (25, 37.5, 50, 62.5, 75)
-#: (label, changes to :data:`FULL`, the paper's width grid?): GPS on Example 2 under each; the
-#: first row is the former test set, the second the paper's, the others change one thing more.
+#: (label, settings -> changes to them, the paper's width grid?): GPS on Example 2 under each;
+#: the first row is the former test set, the second the paper's, the others change one thing
+#: more (in :data:`FULL`, M = 1000 and N = 1000).
 SENSITIVITY = (
-    ("outlier share 0.25 (former)", {"example2_outliers": 1000}, False),
-    ("outlier share 0.527 (paper)", {}, False),
-    ("  and M = 1000 unlabelled", {"unlabeled": 1000}, False),
-    ("  and N = 1000 per class", {"example2_train": 1000}, False),
-    ("  and the paper's width grid", {}, True),
-)
+    ("outlier share 0.25 (former)", lambda s: {"example2_outliers": s.example2_former_outliers}, False),
+    ("outlier share 0.527 (paper)", lambda s: {}, False),
+    ("  and twice the unlabelled (M)", lambda s: {"unlabeled": 2 * s.unlabeled}, False),
+    ("  and N = 1000 per class", lambda s: {"example2_train": 1000}, False),
+    ("  and the paper's width grid", lambda s: {}, True),
+)  # fmt: skip
 
 
 def percentile_width_factors(X, percentiles=PAPER_WIDTH_PERCENTILES):
@@ -650,7 +656,7 @@ def example2_sensitivity(settings, progress, variants=None):
     ``variants`` None means :data:`SENSITIVITY`."""
     records = []
     for label, changes, paper_grid in SENSITIVITY if variants is None else variants:
-        varied = replace(settings, **changes)
+        varied = replace(settings, **changes(settings))
         metrics = []
         for r in range(settings.replications):
             progress(f"sensitivity {label.strip()}: replication {r + 1}/{settings.replications}")

@@ -302,7 +302,10 @@ def test_percentile_width_factors_match_the_pairwise_distances():
 @pytest.mark.filterwarnings("ignore:12 calibration points are too few")
 def test_example2_sensitivity_runs_each_variant_and_restores_the_grid(monkeypatch):
     tiny = replace(ps.QUICK, replications=1, example2_train=40, example2_test=10, unlabeled=30)
-    variants = (("share", {"example2_outliers": 10}, False), ("paper grid", {}, True))
+    variants = (
+        ("share", lambda s: {"example2_outliers": 10}, False),
+        ("paper grid", lambda s: {}, True),
+    )
     used = []
     original = ps.make_method
 
@@ -320,3 +323,14 @@ def test_example2_sensitivity_runs_each_variant_and_restores_the_grid(monkeypatc
     assert used[0] == ps.WIDTH_FACTORS and used[1] != ps.WIDTH_FACTORS
     assert len(used) == 2 and ps._gps.WIDTH_FACTORS == ps.WIDTH_FACTORS
     assert ps._sensitivity_lines(records)[-2].startswith("paper (200 replications)")
+
+
+def test_unlabelled_part_must_leave_evaluation_points():
+    too_many = replace(ps.QUICK, example2_test=10, example2_outliers=10, unlabeled=40)
+    with pytest.raises(ValueError, match="M = 40 unlabelled points leave no evaluation points"):
+        ps.experiment_data("example2", too_many, np.random.default_rng(0))
+    # every variant of the sensitivity study keeps evaluation points at the quick sizes
+    for _, changes, _ in ps.SENSITIVITY:
+        varied = replace(ps.QUICK, **changes(ps.QUICK))
+        *_, y_eval = ps.experiment_data("example2", varied, np.random.default_rng(0))
+        assert y_eval.size > 0
