@@ -87,7 +87,8 @@ fix their outlier shares (:func:`paper_outlier_share`: 0.2443-0.2448 in Table 1,
 Table 2); the outlier counts above give those shares (0.2446, 0.5274).  The unlabelled part is
 drawn from the test part, so it has the same share, and the share drives every method's tuning
 (the held-out acceptance of unlabelled points) and GPS's QP.  :data:`QUICK` (2 replications,
-small sizes) takes about a minute.
+small sizes) took 7 minutes while other jobs kept the 2 cores at load average 20 (the former
+quick run, without BCOPS-RF and the sensitivity study, took about 30 s on the idle machine).
 """
 
 import statistics
