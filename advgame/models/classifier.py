@@ -48,7 +48,7 @@ from ..solvers._progress import Progress
 from ..solvers.auto import AUTO_CERTIFY_SIZE as AUTO_CERTIFY_SIZE  # its home: solvers.auto
 from ..solvers.auto import AUTO_COMPILE_ROWS as AUTO_COMPILE_ROWS
 from ..solvers.auto import describe_auto_choice, fit_first_order
-from ..solvers.warm import fit_warm
+from ..solvers.dual_ascent import rescaled_dual
 from ..uncertainty import SoftMoments, as_uncertainty
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         Start ``fit`` from the previous fit's solution (scikit-learn's ``warm_start``), as on a
         path of strengths (:class:`advgame.AdversarialClassifierCV`): the smoothing solver (the
         default for soft moments and kernels) resumes from ``theta_`` and, for its linear dual
-        ascent, from the dual point ``dual_`` (:func:`advgame.solvers.warm.fit_warm`).  A
+        ascent, from the dual point ``dual_`` (:func:`advgame.solvers.auto.fit_first_order`).  A
         previous fit of other shapes (other classes, features or rows), and the other
         solvers, start cold.  The certificate is that of a cold fit: the same certified
         optimum within ``tol``.
@@ -433,23 +433,19 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
                 self.game_.game(), fmap.bind(X), y_index, weights, uncertainty, fmap
             )
             report = Progress(lambda line: progress(self, line), self.verbose)
-            start = self._warm_point(solver, fmap.n_params, (y_index.size, k), previous)
-            if start is None:
-                result, self.n_iter_ = fit_first_order(
-                    objective,
-                    solver,
-                    self.certify,
-                    self.tol,
-                    self.max_iter,
-                    self.batch_size,
-                    self.random_state,
-                    report,
-                )
-            else:
-                theta0, dual0, dual_lam = start
-                result, self.n_iter_ = fit_warm(
-                    objective, theta0, dual0, self.tol, self.max_iter, report, dual_lam
-                )
+            theta0, dual0 = self._warm_point(solver, fmap.n_params, y_index, k, previous)
+            result, self.n_iter_ = fit_first_order(
+                objective,
+                solver,
+                self.certify,
+                self.tol,
+                self.max_iter,
+                self.batch_size,
+                self.random_state,
+                report,
+                theta0,
+                dual0,
+            )
             self.theta_, self.objective_, self.dual_ = result.theta, result.objective, result.dual
             record_convergence(self, result.gap, self.tol, result.objective, reason=result.message)
         self.solver_ = solver
@@ -457,20 +453,24 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         fit_finished(self, started)
         return self
 
-    def _warm_point(self, solver, n_params, dual_shape, previous):
-        """``(theta0, dual0, dual_lam)`` of the previous fit for a ``warm_start`` fit of the
-        smoothing solver, or None (a cold fit): ``theta_`` when it has ``n_params`` entries,
-        ``dual_`` when it has ``dual_shape`` (the distinct rows by the classes), and the
-        ``lam`` of ``previous`` (its moment set) it was found at (soft moments)."""
+    def _warm_point(self, solver, n_params, y_index, k, previous):
+        """``(theta0, dual0)`` of the previous fit for a ``warm_start`` fit of the smoothing
+        solver, ``(None, None)`` for a cold fit: ``theta_`` when it has ``n_params`` entries, and
+        ``dual_`` when it is one row per distinct row by the ``k`` classes, moved to this fit's
+        strength (:func:`~advgame.solvers.dual_ascent.rescaled_dual`, soft moments: the ascent
+        then starts at the previous parameters)."""
         theta = getattr(self, "theta_", None)
         if not self.warm_start or solver != "smoothing" or theta is None:
-            return None
+            return None, None
         if theta.shape != (n_params,):
-            return None
+            return None, None
         dual = getattr(self, "dual_", None)
-        if dual is None or dual.shape != dual_shape:
-            return theta, None, None
-        return theta, dual, getattr(previous, "lam", None)
+        if dual is None or dual.shape != (y_index.size, k):
+            return theta, None
+        lam, previous_lam = getattr(self.uncertainty_, "lam", None), getattr(previous, "lam", None)
+        if lam is None or not previous_lam:
+            return theta, dual
+        return theta, rescaled_dual(dual, y_index, lam / previous_lam)
 
     def _set_coefficients(self):
         fmap = self.feature_map_

@@ -3,7 +3,7 @@ cross-validation along a warm-started, certified path (scikit-learn's ``Logistic
 pattern).
 
 Each fold fits the strengths from strong to weak regularisation, every fit starting from the
-previous one's primal and dual points (``warm_start``, :func:`advgame.solvers.warm.fit_warm`)
+previous one's primal and dual points (``warm_start``, :func:`advgame.solvers.auto.fit_first_order`)
 and certified like a cold fit; the folds run in parallel (joblib).  The score is the declared
 loss (:func:`advgame.metrics.make_loss_scorer`) unless ``scoring`` is given, and the model is
 refitted on all the data at the strength of the best mean score.

@@ -195,11 +195,13 @@ def certified_fit(
     progress: Any = None,
     reason: str = "",
     then: str | None = None,
+    dual0: np.ndarray | None = None,
 ) -> TrainingResult:
     """The certified smoothing solver from ``theta0``: with the exact Gram matrix ``K(X, X)``
     (the bound operator's, computed once) for kernel features; linear dual ascent first from
-    ``theta0 = 0`` where it applies (it gives up, uncertified and silently, where the smoothing
-    steps are faster, which then go on from its point; ``n_iter`` counts both).
+    ``theta0 = 0``, or from the dual point ``dual0`` (a warm start), where it applies (it gives
+    up, uncertified and silently, where the smoothing steps are faster, which then go on from
+    its point; ``n_iter`` counts both).
 
     ``progress`` (a :class:`advgame.solvers._progress.Progress`, or a line callback) gets a
     phase per solver run, the first saying why it runs (``reason``), the last ``handing over
@@ -223,7 +225,7 @@ def certified_fit(
             progress=phase,
         )
         return _ended(phase, result, then)
-    if linear_dual_obstacle(o) is None and not np.any(theta0):
+    if linear_dual_obstacle(o) is None and (dual0 is not None or not np.any(theta0)):
         X1 = o.operator.X1
         phase = progress.phase("linear dual ascent", reason, "epoch", max_iter)
         ascent = fit_linear_dual(
@@ -237,6 +239,7 @@ def certified_fit(
             warn=False,
             switch=True,
             progress=phase,
+            Q0=dual0,
         )
         if ascent.message == "certified":
             return _ended(phase, ascent, then)
@@ -265,12 +268,20 @@ def fit_first_order(
     batch_size: int,
     random_state: Any,
     report: Any = None,
+    theta0: np.ndarray | None = None,
+    dual0: np.ndarray | None = None,
 ) -> tuple[TrainingResult, int]:
     """Certified smoothing (``'smoothing'``), or L-BFGS, averaged AdaGrad or PEGASOS
     (``'lbfgs'``, ``'subgradient'``, ``'pegasos'``) then, by ``certify``, certification.
 
     ``'smoothing'`` runs :func:`certified_fit` and, when it stops above ``tol`` on a problem of
-    at most :data:`AUTO_CERTIFY_SIZE` ``n * p``, finishes by cutting planes.  The others are
+    at most :data:`AUTO_CERTIFY_SIZE` ``n * p``, finishes by cutting planes.  It may start warm
+    (a regularisation path, ``warm_start``): the linear dual ascent from the dual point
+    ``dual0`` where it applies (:func:`advgame.solvers.dual_ascent.rescaled_dual` moves a
+    previous one to the new strength), else the smoothing steps from ``theta0``; without
+    ``dual0`` the ascent starts cold where it applies (from ``Q = E_y``, faster than smoothing
+    steps from ``theta0``).  The certificate is a cold fit's, so a warm fit reaches the same
+    certified optimum.  The others start at 0 and are
     certified by cutting planes when ``certify`` is True, or ``'auto'`` up to that size;
     ``'auto'`` beyond finishes with :func:`certified_fit` from their result where it applies
     (a ``ConvergenceWarning`` and an ``'uncertified ...'`` message where it does not);
@@ -290,7 +301,9 @@ def fit_first_order(
     """
     fmap, uncertainty = objective.fmap, objective.uncertainty
     progress = Progress.of(report)
-    theta0 = np.zeros(fmap.n_params)
+    warm = theta0 is not None and solver == "smoothing"
+    if not warm or (dual0 is None and linear_dual_obstacle(objective) is None):
+        theta0, dual0 = np.zeros(fmap.n_params), None
     size = objective.y.size * fmap.n_params
     small = size <= AUTO_CERTIFY_SIZE
     cutting = "cutting planes"
@@ -304,8 +317,9 @@ def fit_first_order(
             max_iter,
             not small,
             progress,
-            f"solver={solver!r}",
+            "warm start" if warm else f"solver={solver!r}",
             cutting if small else None,
+            dual0,
         )
         n_iter = result.n_iter
         if result.message != "certified" and small:

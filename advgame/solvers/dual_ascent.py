@@ -25,7 +25,7 @@ from ._progress import quiet
 from .certificates import _residual, _residual_bound
 from .first_order import TrainingResult, _warn_uncertified
 
-__all__ = ["fit_linear_dual", "linear_dual_obstacle"]
+__all__ = ["fit_linear_dual", "linear_dual_obstacle", "rescaled_dual"]
 
 
 #: Seed of the row order of :func:`fit_kernel_dual` (a fresh permutation every epoch), fixed
@@ -382,3 +382,18 @@ def fit_linear_dual(
             open_rows = _kernels.dual_row_gaps(_columns(FT, rows), Q, rows, weights, weight, floor)
             active = np.union1d(active, rows[open_rows > 0])
     return ascent.result(epoch, message)
+
+
+def rescaled_dual(Q: np.ndarray, y: np.ndarray, ratio: float) -> np.ndarray:
+    r"""The dual point ``E_y + r (Q - E_y)``, ``r = min(1, ratio)``: for soft moments at
+    ``lam = ratio * lam_Q`` its parameters ``Theta = X^T W (E_y - Q_r) / lam`` equal those of
+    ``Q`` at ``lam_Q`` when ``ratio <= 1`` (the residual ``G`` scales by ``r``), the primal
+    point the path is at.  A convex combination of distributions, so a dual point.
+
+    Measured on digits (standardised, ``lam`` from ``3.6 lam`` to ``lam``, ``tol = 1e-4``):
+    517 epochs cold, 547 from ``Q`` itself, 354 from this point at ``lam = 1e-4``; 77, 77 and
+    67 at ``1e-2``; 523, - and 5 at ``1e-5``.
+    """
+    E = np.zeros_like(Q)
+    E[np.arange(y.size), y] = 1.0
+    return E + min(1.0, ratio) * (Q - E)

@@ -11,7 +11,7 @@ from advgame import solvers
 from advgame.features import Multiclass
 from advgame.game import Game
 from advgame.losses import zero_one
-from advgame.solvers.warm import rescaled_dual
+from advgame.solvers.dual_ascent import rescaled_dual
 
 #: strong to weak, as AdversarialClassifierCV runs them
 PATH = np.geomspace(1.0, 1e-4, 6)
