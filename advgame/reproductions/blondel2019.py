@@ -350,7 +350,7 @@ def label_ranking(settings, rng, progress):
                 table["Table 3", column].append(_ranking_loss(model, X_test, data.y[test]))
         for geometry_table in ("Euclidean", "KL", "Table 3"):
             sub = {c: v for (t, c), v in table.items() if t == geometry_table}
-            if geometry_table == "Table 3" and ("Euclidean", "B/B") in table:
+            if geometry_table == "Table 3" and sub and ("Euclidean", "B/B") in table:
                 sub = {"B/B": table["Euclidean", "B/B"], **sub}  # first, as in the paper
             if sub:
                 records.append(_record(geometry_table, name, sub, settings.splits))
