@@ -591,7 +591,11 @@ def format_report(records, meta, settings):
     shifts = [
         (r, split_shift(r["splits"], papers[r["table"]][r["dataset"]]))
         for r in records
-        if r["table"] in ("Euclidean", "KL") and settings.splits > 1
+        if r["table"] in ("Euclidean", "KL")
+        and settings.splits > 1
+        and any(
+            v is not None for c, v in papers[r["table"]][r["dataset"]].items() if c in r["splits"]
+        )
     ]
     if shifts:
         lines.append(
