@@ -343,11 +343,11 @@ def test_bench_projection_losses_quick_writes_json(tmp_path, capsys):
     out = tmp_path / "projection_losses.json"
     assert main(["bench", "projection-losses", "--quick", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    for title in ("Table 1", "Table 2", "Table 6", "Table 7", "Table 4"):
+    for title in ("Table 1", "Table 2", "Table 3", "Table 6", "Table 7", "Table 4"):
         assert title in printed
     records = json.loads(out.read_text())["records"]
     tables = {r["table"] for r in records}
-    assert tables == {"Euclidean", "KL", "accuracy", "micro F1", "F1", "ordinal"}
+    assert tables == {"Euclidean", "KL", "Table 3", "accuracy", "micro F1", "F1", "ordinal"}
     ranking = next(r for r in records if r["table"] == "Euclidean")["columns"]
     assert set(ranking) >= {"B/B", "matching", "[0,1]/[0,1]"}
     assert all(0 <= mean <= 100 for mean, _, _ in ranking.values())
@@ -386,6 +386,7 @@ TINY = {
         projection_losses.QUICK,
         grid=(1.0,),
         ranking=("iris",),
+        table3=(),
         ordinal=("machinecpu/5",),
         multilabel_rows=100,
     ),

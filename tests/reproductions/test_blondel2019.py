@@ -37,6 +37,7 @@ def test_bench_projection_losses_tiny_writes_json(tmp_path, capsys, monkeypatch)
     printed = captured.out
     ranking = [column for table, column, *_ in pl.RANKING_COLUMNS if table == "Euclidean"]
     kl = [column for table, column, *_ in pl.RANKING_COLUMNS if table == "KL"]
+    table3 = ["B/B", *pl.QUICK.table3]
     multilabel = [column for column, _, _ in pl.MULTILABEL_COLUMNS]
     ordinal = ["median", "ridge", *(column for column, _ in pl.ORDINAL_COLUMNS)]
     assert _columns(printed, "Label ranking, Hamming loss % (Blondel (2019) Table 1") == [
@@ -44,18 +45,19 @@ def test_bench_projection_losses_tiny_writes_json(tmp_path, capsys, monkeypatch)
         *ranking,
     ]
     assert _columns(printed, "Label ranking, Hamming loss %, KL") == ["data", *kl]
-    for title in (
-        "Multilabel yeast, accuracy",
-        "Multilabel yeast, example",
-        "Multilabel yeast, micro",
-    ):
+    assert _columns(printed, "Label ranking, Hamming loss %, Birkhoff") == ["data", *table3]
+    for title in ("Multilabel, accuracy", "Multilabel, example", "Multilabel, micro"):
         assert _columns(printed, title) == ["data", *multilabel]
     assert _columns(printed, "Ordinal regression") == ["data", *ordinal]
-    assert "1 random 80/20 splits; alpha from 1 values in [1, 1]" in printed
+    assert (
+        "1 random 80/20 splits (scene: its own train/test split); alpha from 1 values in [1, 1]"
+        in printed
+    )
     records = json.loads(out.read_text())["records"]
     assert [(r["table"], r["dataset"]) for r in records] == [
         ("Euclidean", "iris"),
         ("KL", "iris"),
+        ("Table 3", "iris"),
         ("accuracy", "yeast"),
         ("micro F1", "yeast"),
         ("F1", "yeast"),
@@ -63,6 +65,7 @@ def test_bench_projection_losses_tiny_writes_json(tmp_path, capsys, monkeypatch)
     ]
     columns = {r["table"]: r["columns"] for r in records}
     assert list(columns["Euclidean"]) == ranking and list(columns["KL"]) == kl
+    assert list(columns["Table 3"]) == table3
     assert all(list(columns[t]) == multilabel for t in ("accuracy", "micro F1", "F1"))
     assert list(columns["ordinal"]) == ordinal
     for r in records:  # percentages, and MAEs of 5 classes; one split: sd 0, no marks
