@@ -46,7 +46,11 @@ def test_quick_records_complete_and_in_range(quick_run):
     expected |= {("ordinal", "linear", d) for d in settings.ordinal}
     expected |= {("ordinal", "rbf", d) for d in settings.ordinal_rbf}
     assert {(r["table"], r["kernel"], r["dataset"]) for r in records} == expected
-    upper = {"zero-one": 100.0, "abstain": 1.0, "ordinal": seed000.ORDINAL_BINS - 1}
+    upper = {
+        "zero-one": 100.0,
+        "abstain": 1.0,
+        "ordinal": max(b for _, b in tables.ORDINAL_BINNING.values()) - 1,
+    }
     for r in records:
         assert tuple(r["columns"]) == tables.columns(r["table"], r["kernel"])
         tuning = settings.linear if r["kernel"] == "linear" else settings.rbf
@@ -71,7 +75,7 @@ def test_quick_records_complete_and_in_range(quick_run):
 @pytest.mark.xdist_group("seed000_quick")  # one worker runs the quick_run fixture once
 def test_quick_report_has_paper_numbers_and_no_marks(quick_run):
     _, _, report = quick_run
-    assert report.startswith("advgame reproduce seed000")
+    assert report.startswith("advgame reproduce fathony2018a")
     assert "96.3(3.1)" in report  # Table 2 linear, iris, AL01
     assert "96.7(2.4)" in report  # Table 2 Gaussian, iris, AL01
     assert "0.449(0.090)" in report  # Table 4, machinecpu, AL-th
@@ -136,7 +140,11 @@ def test_tiny_reproduce_writes_json(tmp_path, capsys, monkeypatch, case):
     assert saved["settings"] == json.loads(json.dumps(asdict(settings)))
     records = saved["records"]
     assert [(r["table"], r["kernel"], r["dataset"]) for r in records] == expected
-    upper = {"zero-one": 100.0, "abstain": 1.0, "ordinal": seed000.ORDINAL_BINS - 1}
+    upper = {
+        "zero-one": 100.0,
+        "abstain": 1.0,
+        "ordinal": max(b for _, b in tables.ORDINAL_BINNING.values()) - 1,
+    }
     for r in records:
         table = (r["table"], r["kernel"])
         assert tuple(r["columns"]) == tables.columns(*table) and r["splits"] == 2
@@ -153,7 +161,7 @@ def test_tiny_reproduce_writes_json(tmp_path, capsys, monkeypatch, case):
             assert all(0.0 <= v <= 100.0 for v in r["abstained"].values())
         if r["table"] == "zero-one":
             assert r["columns"]["AL01"][0] > 50.0  # iris: well above chance (33%)
-    assert report.startswith("advgame reproduce seed000")
+    assert report.startswith("advgame reproduce fathony2018a")
     assert "2 random 70/30 splits (rows subsampled per split: iris 60, machinecpu 60)" in report
     for table, kernel, _ in expected:
         title = tables.TITLES[table, kernel]
