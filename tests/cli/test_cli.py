@@ -432,7 +432,7 @@ def test_reproduce_all_runs_each_seed_in_turn(tmp_path, capsys, monkeypatch):
         monkeypatch.setattr(module, "QUICK", TINY[module])
     assert main(["reproduce", "all", "--quick", "--out", str(tmp_path)]) == 0
     captured = capsys.readouterr()
-    assert captured.out.startswith("advgame reproduce seed000")
+    assert captured.out.startswith("advgame reproduce fathony2018a")
     # seed000: Table 4 on machine CPU; seed004: 2 ranking, 3 multilabel and 1 ordinal record
     _check_run_all(tmp_path, captured.out, captured.err, ["seed000", "projection-losses"], [1, 6])
     code, _, err = run_cli(capsys, "reproduce", "seed999")

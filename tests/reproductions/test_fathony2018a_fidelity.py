@@ -131,7 +131,7 @@ def test_grid_study_tunes_over_the_paper_grid():
     lam, width = record["chosen"]["OVA"]
     assert any(math.isclose(lam, 1.0 / (105 * c)) for c in (1.0, 8.0))  # 105 training rows
     assert math.isclose(width, 0.125 * 4)  # gamma = width / d, 4 iris features
-    assert "the paper's grid, C in {1, 8} x gamma in {0.125}" in printed[0]
+    assert "part: Gaussian: the paper's grid, C in {1, 8} x gamma in {0.125}, 3-fold" in printed[0]
     linear = protocol.grid_study(
         ("iris",), tiny, c_grid=(1.0,), gammas=None, print_fn=printed.append, progress=False
     )
