@@ -10,7 +10,7 @@ import pytest
 
 from advgame.datasets import load
 from advgame.reproductions.fathony2018a import protocol, settings, tables
-from advgame.reproductions.fathony2018a.report import describe_binning
+from advgame.reproductions.fathony2018a.report import describe_binning, format_report
 
 pytestmark = pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
 
@@ -136,3 +136,16 @@ def test_grid_study_tunes_over_the_paper_grid():
         ("iris",), tiny, c_grid=(1.0,), gammas=None, print_fn=printed.append, progress=False
     )
     assert linear[0]["kernel"] == "linear" and linear[0]["chosen"]["OVA"][1] is None
+
+
+def test_report_names_each_data_sets_binning():
+    keys = ("platform", "cpu", "cpu_count", "load_average", "numpy", "scipy", "highspy", "cvxpy")
+    meta = {"date": "d", "machine": dict.fromkeys(keys, "x")}
+    losses = {c: [0.5, 0.6] for c in tables.ORDINAL_COLUMNS}
+    names = tables.PAPER["ordinal", "linear"]
+    records = [protocol._record("ordinal", "linear", name, losses, 2) for name in names]
+    text = format_report(records, meta, settings.FULL)
+    line = "Ordinal classes (bin edges from each training part): machinecpu 5 equal-frequency bins"
+    assert line + ", abalone 10 equal-width bins." in text
+    text = format_report(records, meta, replace(settings.FULL, binning=("uniform", 5)))
+    assert "machinecpu 5 equal-width bins, abalone 5 equal-width bins." in text
