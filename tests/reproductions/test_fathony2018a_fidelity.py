@@ -145,7 +145,19 @@ def test_report_names_each_data_sets_binning():
     names = tables.PAPER["ordinal", "linear"]
     records = [protocol._record("ordinal", "linear", name, losses, 2) for name in names]
     text = format_report(records, meta, settings.FULL)
-    line = "Ordinal classes (bin edges from each training part): machinecpu 5 equal-frequency bins"
+    line = "Ordinal classes (bin edges from all rows): machinecpu 5 equal-frequency bins"
     assert line + ", abalone 10 equal-width bins." in text
     text = format_report(records, meta, replace(settings.FULL, binning=("uniform", 5)))
     assert "machinecpu 5 equal-width bins, abalone 5 equal-width bins." in text
+
+
+def test_task_labels_do_not_depend_on_the_split():
+    """The reproduction's classes are fixed on all rows: abalone's equal-width bins computed on
+    a training part without its one 29-ring row would move every edge."""
+    rings = load("ordinal/abalone").y.astype(float)
+    without_max = np.flatnonzero(rings < rings.max())
+    moved = protocol._ordinal_labels(rings, without_max, bins=10, strategy="uniform")
+    fixed = protocol._task_labels(rings, without_max, bins=10, strategy="uniform")
+    assert np.array_equal(fixed, protocol._task_labels(rings, np.arange(5), 10, "uniform"))
+    assert np.array_equal(fixed, np.digitize(rings, 1 + 2.8 * np.arange(1, 10), right=True))
+    assert not np.array_equal(moved, fixed)

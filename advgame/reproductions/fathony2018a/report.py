@@ -126,7 +126,7 @@ def format_report(records, meta, settings, tuning=None):
     if ordinal:
         lines.insert(
             -1,
-            "Ordinal classes (bin edges from each training part): "
+            "Ordinal classes (bin edges from all rows): "
             + describe_binning(ordinal, settings.binning)
             + ".",
         )
@@ -173,7 +173,7 @@ def format_binning_study(records, meta, settings):
             "fathony2018a (binnings)", meta, ("numpy", "scipy"), command="advgame reproduce"
         ),
         f"{settings.splits} random 70/30 splits, the same for every binning; linear "
-        f"{describe(settings.linear)}; bin edges from each training part",
+        f"{describe(settings.linear)}; bin edges from all rows",
         "Ordinal: MAE in classes, mean(sd) (Fathony et al. (2018a) Table 4; its Table 3 lists "
         "10 classes for both data sets); rows per class over all rows",
         f"{'data':<12}{'binning':<13}{'rows per class':<46}" + "".join(f"{c:>15}" for c in columns),
