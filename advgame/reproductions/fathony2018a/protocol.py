@@ -209,7 +209,7 @@ def _ordinal_labels(target, train, bins=5, strategy="quantile"):
 
 def _task_labels(target, train, bins=5, strategy="quantile"):
     """The ordinal classes of a vendored data set, the same on every split: edges from all its
-    rows (``train`` unused), as the ordinal benchmark's files were binned once.  Equal-width
+    rows (``train`` unused; the classes are the task's, not fitted).  Equal-width
     edges from each training part would move with its extremes (abalone's 29 rings are one row:
     without it every class of 10 equal-width bins changes), and the classes with them."""
     return _ordinal_labels(target, np.arange(len(target)), bins, strategy)
