@@ -11,7 +11,8 @@ data, and the same protocol on a user's data.
     the models of each column (the adversarial models and their baselines);
 :mod:`.protocol`
     the evaluation protocol (splits, tuning, parallel scheduling) and :func:`run`, the
-    reproduction (``advgame reproduce fathony2018a``);
+    reproduction (``advgame reproduce fathony2018a``); :func:`binning_study` and
+    :func:`grid_study`, the runs that test the protocol's binning and grids against the paper's;
 :mod:`.report`
     its report, the published numbers beside ours;
 :mod:`.compare`
@@ -30,6 +31,9 @@ _LAZY = {
     "evaluate": ".protocol",
     "tune": ".protocol",
     "check_jobs": ".protocol",
+    "bin_edges": ".protocol",
+    "binning_study": ".protocol",
+    "grid_study": ".protocol",
     "compare_plans": ".plans",
     "columns": ".tables",
     "PAPER": ".tables",
@@ -40,6 +44,10 @@ _LAZY = {
     "SUBSAMPLED": ".settings",
     "GAUSSIAN": ".settings",
     "COMPARE": ".settings",
+    "BINNING_STUDY": ".settings",
+    "GRID_STUDY": ".settings",
+    "PAPER_ORDINAL": ".settings",
+    "paper_tuning": ".settings",
 }
 
 __all__ = list(_LAZY)

@@ -16,6 +16,12 @@ __all__ = [
     "SUBSAMPLED",
     "GAUSSIAN",
     "COMPARE",
+    "BINNING_STUDY",
+    "GRID_STUDY",
+    "PAPER_C",
+    "PAPER_GAMMA",
+    "PAPER_ORDINAL",
+    "paper_tuning",
     "COMPARE_LOSSES",
     "MAX_COMPARE_SPLITS",
     "MAX_COMPARE_ROWS",
@@ -52,7 +58,10 @@ class Settings:
     ``'exact'`` kernels, or ``'kpca'`` features (the top ``rank`` kernel principal components,
     one linear model on them), the kernels of the multiclass tables (Tables 2 and 6; e.g.
     ``('linear',)`` for the linear halves alone) and the models run (column names of
-    :data:`~advgame.reproductions.fathony2018a.tables.COLUMNS`; empty: all of them)."""
+    :data:`~advgame.reproductions.fathony2018a.tables.COLUMNS`; empty: all of them) and the
+    ordinal classes of every ordinal data set, ``(strategy, bins)`` (``'quantile'``: equal
+    frequency, ``'uniform'``: equal width; None: the protocol's choice per data set,
+    :data:`~advgame.reproductions.fathony2018a.tables.ORDINAL_BINNING`)."""
 
     splits: int
     jobs: int
@@ -66,6 +75,7 @@ class Settings:
     gaussian: str = "exact"
     kernels: tuple = ("linear", "rbf")
     models: tuple = ()
+    binning: tuple = None
 
 
 FULL = Settings(
@@ -93,6 +103,52 @@ QUICK = Settings(
     ordinal_rbf=("machinecpu",),
     rows={},
 )
+
+#: :func:`~advgame.reproductions.fathony2018a.protocol.binning_study`: the linear Table 4 on
+#: machinecpu and abalone with AL-th, AT and AL-mc, 5 splits, 3-fold CV over 4 values of
+#: ``lambda`` (one stage): enough to tell binnings whose MAEs differ by several sds apart.
+BINNING_STUDY = replace(
+    FULL,
+    splits=5,
+    jobs=1,
+    linear=Tuning(folds=3, grid=(1e-4, 1e-3, 1e-2, 1e-1), widths=(None,), refine=()),
+    multiclass=(),
+    ordinal_rbf=(),
+    models=("AL-th", "AT", "AL-mc"),
+)
+
+#: Fathony et al. (2018a), §7.1: the first stage of their tuning tries the SVMs' ``C = 2^i``,
+#: ``i = 0, 3, ..., 12``, and the Gaussian ``gamma = 2^i``, ``i = -12, -9, ..., 0`` (their
+#: second stage multiplies each winner by ``2^i``, ``i = -2..2``).
+PAPER_C = tuple(2.0**i for i in (0, 3, 6, 9, 12))
+PAPER_GAMMA = tuple(2.0**i for i in (-12, -9, -6, -3, 0))
+#: Fathony et al. (2018a), §7.2: the ordinal models' ``lambda = 2^-i``, ``i = 1, 3, ..., 13``,
+#: in five folds, then the winner times ``2^(i/2)``, ``i = -3..3``.
+PAPER_ORDINAL = Tuning(
+    folds=5,
+    grid=tuple(2.0**-i for i in (13, 11, 9, 7, 5, 3, 1)),
+    widths=(None,),
+    refine=tuple(2.0 ** (i / 2) for i in (-3, -2, -1, 1, 2, 3)),
+)
+#: :func:`~advgame.reproductions.fathony2018a.protocol.grid_study`: Table 6's Gaussian models on
+#: 5 splits, tuned by 3-fold CV in one stage over a data set's :func:`paper_tuning` grid.
+GRID_STUDY = replace(
+    FULL, splits=5, jobs=1, multiclass=(), ordinal=(), ordinal_rbf=(), kernels=("rbf",)
+)
+
+
+def paper_tuning(n, d, folds=3, c_grid=PAPER_C, gammas=PAPER_GAMMA):
+    """The paper's grid of ``C`` and ``gamma`` (:data:`PAPER_C`, :data:`PAPER_GAMMA`) in this
+    protocol's terms for ``n`` training rows of ``d`` features: ``lambda = 1 / (n C)`` (the
+    baselines' ``C = 1 / (n lambda)``, in increasing order) and ``width = gamma d`` (the
+    kernel's ``gamma = width / d``; ``gammas=None``: linear features); one stage of
+    ``folds``-fold cross-validation."""
+    if n < 1 or d < 1:
+        raise ValueError(f"n and d must be positive; got n={n!r}, d={d!r}.")
+    grid = tuple(sorted(1.0 / (n * c) for c in c_grid))
+    widths = (None,) if gammas is None else tuple(g * d for g in gammas)
+    return Tuning(folds=folds, grid=grid, widths=widths, refine=())
+
 
 #: ``advgame compare --loss``: the table of Fathony et al.'s (2018a) protocol that each loss is
 #: scored by.
