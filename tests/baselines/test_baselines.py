@@ -183,7 +183,7 @@ def test_rbf_features_reproduce_the_gram_matrix():
 def _blobs(k, n=60, seed=0):
     """Well-separated blobs at the corners ``5 e_j`` of R^k.  (With k >= 4 classes around a
     circle in the plane, LLW's absolute margins cannot all be met and its linear model fails:
-    the low-dimensional weakness seed 000 §7.1 reports, after Doğan et al., 2016.)"""
+    the low-dimensional weakness Fathony et al. 2018a §7.1 reports, after Doğan et al., 2016.)"""
     return make_blobs(n, centers=5 * np.eye(k), cluster_std=0.4, random_state=seed)
 
 

@@ -1,7 +1,7 @@
 """Graph declarations: PredictionGame(loss, GraphFeatures(), uncertainty, Marginal(graph)).
 
 References are independent: the graph game equals the ordinary multiclass game over joint
-labelings (seed 002 Theorem 1) with ``L_joint[a, y] = sum_i w_i L[a_i, y_i]`` and joint features
+labelings (Fathony et al. 2018b Theorem 1) with ``L_joint[a, y] = sum_i w_i L[a_i, y_i]`` and joint features
 ``phi(x, y) = sum_i e_{y_i} (x) [x_i; 1] + sum_e e_{(y_i, y_j)} (x) [z_e; 1]``, written here in
 cvxpy over all ``k^N`` labelings.
 """

@@ -1,4 +1,4 @@
-"""Closed forms of seed 000 Theorems 5-7 and 12-13 against the LP and independent references.
+"""Closed forms of Fathony et al. 2018a Theorems 5-7 and 12-13 against the LP and independent references.
 
 Every structure (zero-one, ordinal, squared, abstain with several alphas) and several weights is
 checked on hypothesis-generated potentials that mix huge magnitudes, exact ties and duplicated
@@ -113,7 +113,7 @@ def assert_certificates(L, F, value, Q, P):
     assert_close((P @ L + F).max(axis=1), value, L, "max_j (L^T p + f)_j")
 
 
-# ------------------------------------------------- independent references (seed 000 formulas)
+# ------------------------------------------------- independent references (Fathony et al. 2018a formulas)
 def brute_zero_one(f, c):
     """Theorem 5 / Corollary 9: max over every nonempty subset S (k <= 8)."""
     k = f.size
@@ -408,7 +408,7 @@ def test_shift_keeps_q_on_generic_potentials(kind, alpha):
 @pytest.mark.parametrize("weight", [0.5, 3.0])
 @given(F=potentials(n_max=4))
 def test_theorem_8_weighted_game_is_a_rescaled_game(kind, alpha, weight, F):
-    """``V_{cL}(f) = c V_L(f / c)`` and ``q*`` is the same (seed 000 Theorem 8)."""
+    """``V_{cL}(f) = c V_L(f / c)`` and ``q*`` is the same (Fathony et al. 2018a Theorem 8)."""
     k = F.shape[1]
     weighted = make_game(kind, alpha, k, weight)
     unit = make_game(kind, alpha, k, 1.0)

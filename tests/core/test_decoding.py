@@ -1,4 +1,4 @@
-"""Calibrated decoding (seed 004 Eq. 11-12) against brute force over outputs and ground truths."""
+"""Calibrated decoding (Blondel 2019 Eq. 11-12) against brute force over outputs and ground truths."""
 
 import itertools
 

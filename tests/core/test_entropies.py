@@ -1,15 +1,15 @@
-"""Generalised-entropy games (seed 001 §3.1-3.4, appendix 6.6-6.8) against independent references.
+"""Generalised-entropy games (Farnia and Tse 2016 §3.1-3.4, appendix 6.6-6.8) against independent references.
 
 ``ag.Game(entropy)`` solves ``F(f) = max_q H(q) + f^T q`` and returns ``∇F`` as the adversary.
 Each closed form is checked against a computation that does not share its code path:
 
 * Brier: the cvxpy QP (``method='cvxpy'``), a Euclidean projection onto the simplex written here
-  with a bisection on the threshold, and seed 001 Eq. 35/73 and Eq. 36 written literally;
-* log: ``scipy.special.logsumexp`` / softmax, the exponential-cone program, seed 001 Eq. 28 and the
+  with a bisection on the threshold, and Farnia and Tse 2016 Eq. 35/73 and Eq. 36 written literally;
+* log: ``scipy.special.logsumexp`` / softmax, the exponential-cone program, Farnia and Tse 2016 Eq. 28 and the
   Fenchel-Young identity ``F = H(q) + f.q`` with the Shannon entropy;
-* zero-one (the loss-matrix game ``ag.losses.zero_one``): seed 001 Eq. 29 (subgradient), 30 and
+* zero-one (the loss-matrix game ``ag.losses.zero_one``): Farnia and Tse 2016 Eq. 29 (subgradient), 30 and
   ``F(0) = t / (t + 1)``;
-* quadratic: seed 001 Eq. 32/75 (Huber) and 33 (clipped mean), and the cvxpy QP;
+* quadratic: Farnia and Tse 2016 Eq. 32/75 (Huber) and 33 (clipped mean), and the cvxpy QP;
 * the API: non-polyhedral methods refuse, argument checks, ``program``, pickling, ``predict``.
 
 Seed 001 pins the last potential at 0 (``z~ = (z, 0)``); here the games take all ``t + 1``
@@ -250,7 +250,7 @@ def test_brier_value_accuracy_against_exact_arithmetic(offset):
             np.testing.assert_allclose(q, [float(x) for x in exact_q], rtol=0, atol=tol)
 
 
-# ---------------------------------------------------------------- 2. seed 001 Eq. 35/73 (Brier)
+# ---------------------------------------------------------------- 2. Farnia and Tse 2016 Eq. 35/73 (Brier)
 @given(
     z=hnp.arrays(np.float64, st.integers(1, 6), elements=ELEMENTS),
 )
@@ -349,7 +349,7 @@ def test_log_huge_potentials_do_not_overflow():
     assert np.all(np.isfinite(Q)) and np.all(np.isfinite(value))
 
 
-# ---------------------------------------------------------------- 5. zero-one via seed 001 §3.2
+# ---------------------------------------------------------------- 5. zero-one via Farnia and Tse 2016 §3.2
 @pytest.mark.parametrize("t", range(1, 7))
 def test_zero_one_matches_seed_eq29(t):
     """Seed 001 Eq. 29 equals the zero-one game's adversary on ``(z, 0)`` for continuous ``z``
@@ -483,7 +483,7 @@ def test_smoothed_zero_one_needs_positive_mu(mu):
     ids=repr,
 )
 def test_entropy_is_the_fenchel_young_partner_of_value(game):
-    """``value(f) = H(q*) + f.q*`` with ``Game.entropy`` (seed 001 Eq. 20)."""
+    """``value(f) = H(q*) + f.q*`` with ``Game.entropy`` (Farnia and Tse 2016 Eq. 20)."""
     F = np.random.default_rng(2).normal(size=(30, 4)) * 2
     value, Q = game.value_and_adversary(F)
     np.testing.assert_allclose(game.entropy(Q), value - np.sum(F * Q, axis=1), atol=1e-12)
@@ -550,7 +550,7 @@ def test_quadratic_unbounded_rho_is_least_squares():
     np.testing.assert_allclose(value, Z[:, 0] ** 2 / 4, rtol=1e-15)
     np.testing.assert_array_equal(M, Z / 2)
     np.testing.assert_array_equal(game.predict(Z), Z[:, 0] / 2)
-    # a large enough rho gives the same mean and the value plus rho^2 (seed 001 §3.3)
+    # a large enough rho gives the same mean and the value plus rho^2 (Farnia and Tse 2016 §3.3)
     small = Z[np.abs(Z[:, 0]) <= 10]
     big = ag.Game(quadratic(100.0)).value_and_adversary(small)
     np.testing.assert_allclose(big[0], small[:, 0] ** 2 / 4 + 100.0**2, rtol=1e-15)

@@ -1,4 +1,4 @@
-"""Fenchel-Young losses over seed 004's polytopes."""
+"""Fenchel-Young losses over Blondel 2019's polytopes."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Game.to_cvxpy: both players' LPs of one sample (seed 000 Eq. 4 and Eq. 10), checked against
+"""Game.to_cvxpy: both players' LPs of one sample (Fathony et al. 2018a Eq. 4 and Eq. 10), checked against
 the game's closed forms and vertex tables and against scipy's linprog written out here."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Graph games (seed 002; DESIGN Appendix A) against the brute-force game over all k^N labelings."""
+"""Graph games (Fathony et al. 2018b; DESIGN Appendix A) against the brute-force game over all k^N labelings."""
 
 import pickle
 

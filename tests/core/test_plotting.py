@@ -108,7 +108,7 @@ def test_surrogate_contour_draws_the_grid_into_the_given_axes():
 
 
 def test_surrogate_zero_one_known_values():
-    # AL^{0-1}(f, y) = max_S (sum_S f + |S| - 1)/|S| - f_y  (seed 000 Thm 5); at psi = (0, 0): 2/3
+    # AL^{0-1}(f, y) = max_S (sum_S f + |S| - 1)/|S| - f_y  (Fathony et al. 2018a Thm 5); at psi = (0, 0): 2/3
     grid, Z, _ = plotting.surrogate_grid(ag.losses.zero_one(3), y=0, span=1.0, resolution=3)
     assert Z[1, 1] == pytest.approx(2 / 3)
     assert Z[0, 0] == pytest.approx(0.0)  # psi = (-1, -1): S = {y} or {y, j} tie at 0

@@ -1,4 +1,4 @@
-"""Polytopes of seed 004 Section 4 against independent references.
+"""Polytopes of Blondel 2019 Section 4 against independent references.
 
 * Euclidean projections equal a cvxpy QP written with the polytope's explicit constraints (the
   permutahedron by majorisation, ``sum_largest(mu, j) <= w_(1) + ... + w_(j)``) to 1e-6;
@@ -402,7 +402,7 @@ def test_all_vertex_enumerations_are_distinct():
 
 
 # ------------------------------------------ PAV and capped-sum kernels vs independent references
-# Knapsack(m, m) is the capped sum {mu in [0,1]^k : sum mu = m} (seed 004 Prop. 3's active case);
+# Knapsack(m, m) is the capped sum {mu in [0,1]^k : sum mu = m} (Blondel 2019 Prop. 3's active case);
 # the isotonic kernels are checked directly.  Inputs mix exact ties with free floats, k = 1..8,
 # at scales 1e-8, 1 and 1e8; errors are measured relative to the scale of the input.
 KERNEL_SCALES = [1e-8, 1.0, 1e8]

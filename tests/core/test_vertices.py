@@ -1,6 +1,6 @@
 """Extreme points of ``C = {(q, v) : L q >= v 1, q in simplex}`` and vertex tables.
 
-The enumeration (seed 000 Proposition 4, automated) must reproduce the sets ``D`` of Theorems 5,
+The enumeration (Fathony et al. 2018a Proposition 4, automated) must reproduce the sets ``D`` of Theorems 5,
 6, 7 and 12 for the structured losses, every point it returns must be a genuine extreme point,
 and a vertex table must solve the game exactly (against the LP) for general matrices.
 """

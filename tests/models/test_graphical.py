@@ -1,4 +1,4 @@
-"""Adversarial graphical models, the CRF and the structured SVM (seed 002)."""
+"""Adversarial graphical models, the CRF and the structured SVM (Fathony et al. 2018b)."""
 
 import itertools
 import pickle

@@ -3,7 +3,7 @@
 Each optimum is checked against an independent computation: scikit-learn's Lasso and
 LogisticRegression, numpy least squares, a group-lasso program written here in cvxpy, and the
 potentials ``F`` (log-sum-exp, Brier simplex projection, 0-1 subset formula, Huber) and dual-norm
-penalties recomputed here from the formulas of seed 001 rather than taken from advgame.
+penalties recomputed here from the formulas of Farnia and Tse 2016 rather than taken from advgame.
 """
 
 import pickle
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.filterwarnings(
 
 ZERO_ONE_TIES_REASON = (
     "the 0-1 loss's worst-case conditional grad F(f) is piecewise constant and ties the top "
-    "classes on regions of positive measure (e.g. (1/2, 1/2) whenever |f_0 - f_1| < 1, seed 001 "
+    "classes on regions of positive measure (e.g. (1/2, 1/2) whenever |f_0 - f_1| < 1, Farnia and Tse 2016 "
     "Eq. 29-31); predict breaks such ties by the larger potential (the sign of "
     "decision_function), while the check expects predict == argmax predict_proba (the first tied "
     "index)."
@@ -91,7 +91,7 @@ def _simplex_projection(V):
 
 
 def _potential_value(loss, F):
-    """``F(f) = max_q H(q) + f^T q`` per row, from the entropies of seed 001 §2.2."""
+    """``F(f) = max_q H(q) + f^T q`` per row, from the entropies of Farnia and Tse 2016 §2.2."""
     if loss == "log":
         return logsumexp(F, axis=1)
     if loss == "brier":  # H(q) = 1 - ||q||^2, maximised at the projection of f / 2
@@ -104,7 +104,7 @@ def _potential_value(loss, F):
 
 
 def _penalty(W, radius, norm, squared=False, groups=None):
-    """The dual-norm penalty of the moment balls (seed 001 Theorem 3, 5; Eq. 34, 43)."""
+    """The dual-norm penalty of the moment balls (Farnia and Tse 2016 Theorem 3, 5; Eq. 34, 43)."""
     eps = np.broadcast_to(np.asarray(radius, dtype=float), (W.shape[0],))
     if norm == "l1inf":
         return float(np.asarray(radius) * np.abs(W).max(axis=0).sum())
@@ -329,7 +329,7 @@ def test_per_class_radii(wine, loss):
             assert norms[0] >= scalar_norms[0] - 1e-8
 
 
-# ------------------------------------------------------------ binary 0-1: seed 001 Eq. 31
+# ------------------------------------------------------------ binary 0-1: Farnia and Tse 2016 Eq. 31
 @pytest.mark.parametrize("radius", [None, 0.05, 0.3])
 def test_binary_zero_one_objective_is_eq_31(iris, radius):
     """With ``f = (z, 0)`` (class 1 pinned), ``F(f) = max{0, (z + 1) / 2, z}``; subtracting

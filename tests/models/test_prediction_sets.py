@@ -1,4 +1,4 @@
-"""Generalised prediction sets (seed 003 Eqs. 6-7, DESIGN Appendix C): the dual QP against the
+"""Generalised prediction sets (Wang and Qiao 2022, Eqs. 6-7; design notes, Appendix C): the dual QP against the
 primal's KKT conditions and a direct primal solve, backend agreement, parallel determinism,
 set-valued behaviour on blobs with outliers, and input checks."""
 
@@ -257,7 +257,7 @@ def _two_gaussians(rng, n):
 
 @pytest.mark.slow  # repeated fits on fresh samples (about 20 s)
 def test_default_thresholds_give_coverage_on_fresh_data():
-    """Split-conformal coverage >= 1 - γ (seed 003 Proposition 6), averaged over replications."""
+    """Split-conformal coverage >= 1 - γ (Wang and Qiao 2022, Proposition 6), averaged over replications."""
     gamma, n_k, n_test, reps = 0.1, 100, 2000, 20
     coverage = np.empty((reps, 2))
     for rep in range(reps):
@@ -478,7 +478,7 @@ def test_interior_point_failure_is_a_solver_error():
     [("rbf", {"gamma": 0.3}), ("linear", {}), ("poly", {"gamma": 0.2, "degree": 3, "coef0": 1.0})],
 )
 def test_weighted_kernel_gradient_matches_finite_differences(kernel, params):
-    """``B^T`` (seed 003 Eq. 10) against central differences of ``K_d c`` in each weight."""
+    """``B^T`` (Wang and Qiao 2022, Eq. 10) against central differences of ``K_d c`` in each weight."""
     rng = np.random.default_rng(20)
     X, coef = rng.normal(size=(9, 4)), rng.normal(size=9)
     weights = rng.uniform(0.2, 1.0, 4)

@@ -1,4 +1,4 @@
-"""ProjectionClassifier and LabelRanker (seed 004 §6) against independent references."""
+"""ProjectionClassifier and LabelRanker (Blondel 2019 §6) against independent references."""
 
 import pickle
 import warnings
