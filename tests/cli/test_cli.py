@@ -298,7 +298,7 @@ def test_bench_minimax_quick_writes_json(tmp_path, capsys):
         "votes",
         "hepatitis",
         "synthetic 200x2000",
-        "synthetic 200x100 centred",
+        "synthetic 200x100",
         "breast cancer",
     ]
     for record in records:
