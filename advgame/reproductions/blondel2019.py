@@ -1,5 +1,5 @@
 r"""Blondel (2019), "Structured Prediction with Projection Oracles": the experiments of Tables 1,
-2, 3, 4, 6 and 7 on vendored data (``advgame reproduce blondel2019``, alias ``seed004``;
+2, 3, 4, 6 and 7 on vendored data (``advgame reproduce blondel2019``;
 ``advgame bench projection-losses``).
 
 Protocol (Blondel 2019, §6 and App. B): features standardised on the training part; the data
