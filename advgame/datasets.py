@@ -34,6 +34,7 @@ __all__ = [
     "list_datasets",
     "load",
     "load_csv",
+    "load_ocr_letters",
     "make_ordinal_sequences",
     "make_prediction_set_example1",
     "make_prediction_set_example2",
@@ -120,6 +121,45 @@ def load(name: str) -> "Dataset":
     else:
         y = np.array(targets[0], dtype=np.float64)
     return Dataset(name, X, y, names, header[-n_targets:], entry["task"], split)
+
+
+#: SHA-256 of the vendored OCR letters, ``data/sequences/ocr_letters.npz`` (the stored file).
+_OCR_LETTERS_SHA256 = "a6a62fa95ca0b75eb3376fb8a6be53f6b85d9f4ec3485c3960241170bb7c44f1"
+
+
+def load_ocr_letters() -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    """Taskar's OCR handwritten words as chains, with their 10 folds.
+
+    The data of B. Taskar, C. Guestrin and D. Koller (2003), "Max-Margin Markov Networks",
+    NIPS 16: 6,877 words (3-14 letters; the capitalised first letter of each word was removed
+    by the authors), each letter a 16 x 8 binary image and one of 26 labels; the words come
+    with a split into 10 folds (the classic protocol trains on one fold and tests on the other
+    nine).  Stored with the pixels bit-packed (``numpy.packbits``) in a compressed ``.npz``,
+    verified against its SHA-256 on load; see ``advgame/data/NOTICE.md``.
+
+    Returns
+    -------
+    X_list : list of ndarray of shape (T_s, 128), float64
+        The 0/1 pixels of each letter, row-major (pixel ``(r, c)`` is column ``8 r + c``).
+    y_list : list of ndarray of shape (T_s,), int64
+        The letters, ``0..25`` for ``a..z``.
+    folds : ndarray of shape (6877,), int64
+        The fold ``0..9`` of each word.
+
+    Raises
+    ------
+    ValueError
+        If the vendored file does not match its SHA-256.
+    """
+    stored = resources.files("advgame").joinpath("data/sequences/ocr_letters.npz").read_bytes()
+    if hashlib.sha256(stored).hexdigest() != _OCR_LETTERS_SHA256:
+        raise ValueError("sequences/ocr_letters: the vendored file does not match its SHA-256.")
+    with np.load(io.BytesIO(stored), allow_pickle=False) as arrays:
+        pixels = np.unpackbits(arrays["pixels"], axis=1).astype(np.float64)
+        letters = arrays["letters"].astype(np.int64)
+        ends = np.cumsum(arrays["lengths"], dtype=np.int64)
+        folds = arrays["folds"].astype(np.int64)
+    return np.split(pixels, ends[:-1]), np.split(letters, ends[:-1]), folds
 
 
 def _is_numeric(column):
