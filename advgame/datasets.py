@@ -421,6 +421,7 @@ _ORDINAL_START_AT_ZERO = 0.8
 _ORDINAL_UP_PROBABILITY = 0.75
 _ORDINAL_FEATURE_NOISE = 0.5
 _ORDINAL_MEAN_OFFSET = 0.1
+_ORDINAL_NOISE_KINDS = ("symmetric", "downward")
 
 
 def _check_count(name, value, minimum):
@@ -446,6 +447,8 @@ def make_ordinal_sequences(
     noise: float = 0.1,
     transition_stickiness: float = 0.8,
     random_state: int | np.random.Generator | None = None,
+    noise_kind: str = "symmetric",
+    scale_growth: float = 1.0,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     r"""Synthetic sequences with ordinal labels that rise over time (e.g. emotion intensity).
 
@@ -463,14 +466,21 @@ def make_ordinal_sequences(
       so moves are one ordinal step, biased upwards, and clipped at the ends (``K = n_labels``).
     * **Features** are drawn from the clean labels:
 
-      .. math::  X_t = \mu_{y_t} + 0.5\, \varepsilon_t, \qquad \varepsilon_t \sim N(0, I), \qquad
-                 \mu_c = c\, u + 0.1\, \delta_c ,
+      .. math::  X_t = \mu_{y_t} + 0.5\, g^{y_t} \varepsilon_t, \qquad
+                 \varepsilon_t \sim N(0, I), \qquad \mu_c = c\, u + 0.1\, \delta_c ,
 
       with one random unit ``direction`` ``u`` and small offsets ``delta_c ~ N(0, I)`` shared by
-      all sequences, so the classes are ordered along ``u`` (consecutive means about 1 apart).
-    * **Label noise**: each returned label is replaced, independently with probability
-      ``noise``, by a label drawn uniformly from the other ``n_labels - 1`` values (the noisy
-      annotations that motivate robust prediction).  ``X`` is not changed.
+      all sequences, so the classes are ordered along ``u`` (consecutive means about 1 apart),
+      and ``g = scale_growth``.  With ``g = 1`` the classes share one covariance, so the label
+      posterior given the frames is log-linear in ``[x_t; 1]`` and the chain's transitions: a
+      linear-chain CRF is then the correctly specified model.  ``g != 1`` gives every class its
+      own spread (quadratic class boundaries), which no linear chain model can represent.
+    * **Label noise**: each returned label is corrupted independently with probability
+      ``noise`` (the noisy annotations that motivate robust prediction); ``X`` is not changed.
+      ``noise_kind='symmetric'``: replaced by a label drawn uniformly from the other
+      ``n_labels - 1`` values.  ``noise_kind='downward'``: lowered one step, ``max(y - 1, 0)``
+      (an annotator who under-rates the intensity; neutral labels stay neutral), so the noise
+      depends on the label and is not symmetric.
 
     Parameters
     ----------
@@ -489,6 +499,13 @@ def make_ordinal_sequences(
         Probability ``rho`` that the clean label stays the same from one step to the next.
     random_state : int, numpy.random.Generator or None, default=None
         Seed or generator (passed to :func:`numpy.random.default_rng`).
+    noise_kind : {'symmetric', 'downward'}, default='symmetric'
+        How a corrupted label changes (see above).
+    scale_growth : float > 0, default=1.0
+        Ratio ``g`` of the feature noise scales of consecutive classes (1: a shared covariance).
+
+    Both defaults draw the same random numbers as before these options existed; the other
+    settings use the same draws, so only the changed part of the data differs.
 
     Returns
     -------
@@ -500,13 +517,23 @@ def make_ordinal_sequences(
     ------
     ValueError
         For a non-positive size, ``n_labels < 2``, a bad ``length`` range, ``noise`` outside
-        ``[0, 1)`` or ``transition_stickiness`` outside ``[0, 1]``.
+        ``[0, 1)``, ``transition_stickiness`` outside ``[0, 1]``, an unknown ``noise_kind``
+        or a ``scale_growth`` that is not a finite positive number.
     """
     _check_count("n_sequences", n_sequences, 1)
     _check_count("n_features", n_features, 1)
     _check_count("n_labels", n_labels, 2)
     _check_probability("noise", noise, upper_open=True)
     _check_probability("transition_stickiness", transition_stickiness, upper_open=False)
+    if noise_kind not in _ORDINAL_NOISE_KINDS:
+        raise ValueError(f"noise_kind must be one of {_ORDINAL_NOISE_KINDS}; got {noise_kind!r}.")
+    if (
+        isinstance(scale_growth, bool)
+        or not isinstance(scale_growth, (int, float, np.integer, np.floating))
+        or not np.isfinite(scale_growth)
+        or scale_growth <= 0
+    ):
+        raise ValueError(f"scale_growth must be a finite positive number; got {scale_growth!r}.")
     if isinstance(length, (int, np.integer)) and not isinstance(length, bool):
         length = (length, length)
     try:
@@ -542,12 +569,15 @@ def make_ordinal_sequences(
     for t in range(1, longest):  # clipping makes the chain sequential in t (not in sequences)
         clean[:, t] = np.clip(clean[:, t - 1] + steps[:, t - 1], 0, n_labels - 1)
 
-    features = means[clean] + _ORDINAL_FEATURE_NOISE * rng.standard_normal(
-        (n_sequences, longest, n_features)
-    )
+    scales = _ORDINAL_FEATURE_NOISE * float(scale_growth) ** clean[:, :, None]
+    features = means[clean] + scales * rng.standard_normal((n_sequences, longest, n_features))
     flip = rng.random((n_sequences, longest)) < noise
-    shift = rng.integers(1, n_labels, size=(n_sequences, longest))
-    noisy = np.where(flip, (clean + shift) % n_labels, clean)
+    shift = rng.integers(1, n_labels, size=(n_sequences, longest))  # drawn for both kinds
+    if noise_kind == "symmetric":
+        corrupted = (clean + shift) % n_labels
+    else:
+        corrupted = np.maximum(clean - 1, 0)
+    noisy = np.where(flip, corrupted, clean)
 
     X_list = [features[s, :T].copy() for s, T in enumerate(lengths)]
     y_list = [noisy[s, :T].copy() for s, T in enumerate(lengths)]
