@@ -223,7 +223,9 @@ def _loss(model, X, y):
 def _choose_strength(make, X, y, rng, grid):
     """Strength chosen on a 70/30 split of the first split's training sequences; ``make(strength,
     y_fit)`` builds the estimator (validation sequences with labels unseen in the fit part are
-    left out: they cannot be scored)."""
+    left out: they cannot be scored).  A grid of one value is used as it is, without fits."""
+    if len(grid) == 1:
+        return grid[0] / len(X)
     order = rng.permutation(len(X))
     cut = int(0.7 * len(X))
     fit, val = _subset(X, order[:cut]), _subset(y, order[:cut])
