@@ -924,11 +924,11 @@ def build_parser():
         if seed == "seed002":
             command.add_argument(
                 "--part",
-                choices=["log-linear", "misspecified", "ocr"],
+                choices=["log-linear", "misspecified", "ocr-hamming", "ocr-cost-sensitive"],
                 default=None,
                 help="run one part: Table 1 on the correctly specified or the misspecified "
-                "synthetic sequences, or the OCR words (each under an hour on 2 cores); "
-                "default all three",
+                "synthetic sequences, or the OCR words under the Hamming or the cost-sensitive loss "
+                "(each under an hour); default all four",
             )
     _run_options(
         papers.add_parser("all", help="every paper above, in turn"), cmd_reproduce, all_=True

@@ -27,7 +27,7 @@ TINY_OCR = graphical.Settings(
     splits=2,
     grid=(1.0,),
     metrics=(),
-    parts=("ocr",),
+    parts=("ocr-hamming", "ocr-cost-sensitive"),
     ocr_folds=2,
     ocr_grid=(1.0,),
     ocr_epochs=1,
@@ -63,8 +63,8 @@ def test_bench_graphical_tiny_writes_json(tmp_path, capsys, monkeypatch):
 def test_ocr_part_trains_on_one_fold_and_tests_on_the_others(capsys):
     records = graphical.run(settings=TINY_OCR, progress=False)
     assert [(r["part"], r["metric"]) for r in records] == [
-        ("ocr", "Hamming"),
-        ("ocr", "cost-sensitive"),
+        ("ocr-hamming", "Hamming"),
+        ("ocr-cost-sensitive", "cost-sensitive"),
     ]
     for record in records:
         worst = 1.0 if record["metric"] == "Hamming" else 25.0  # |r(a) - r(b)| <= 25
