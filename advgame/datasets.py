@@ -34,6 +34,7 @@ __all__ = [
     "list_datasets",
     "load",
     "load_csv",
+    "load_ocr_letters",
     "make_ordinal_sequences",
     "make_prediction_set_example1",
     "make_prediction_set_example2",
@@ -120,6 +121,45 @@ def load(name: str) -> "Dataset":
     else:
         y = np.array(targets[0], dtype=np.float64)
     return Dataset(name, X, y, names, header[-n_targets:], entry["task"], split)
+
+
+#: SHA-256 of the vendored OCR letters, ``data/sequences/ocr_letters.npz`` (the stored file).
+_OCR_LETTERS_SHA256 = "a6a62fa95ca0b75eb3376fb8a6be53f6b85d9f4ec3485c3960241170bb7c44f1"
+
+
+def load_ocr_letters() -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    """Taskar's OCR handwritten words as chains, with their 10 folds.
+
+    The data of B. Taskar, C. Guestrin and D. Koller (2003), "Max-Margin Markov Networks",
+    NIPS 16: 6,877 words (3-14 letters; the capitalised first letter of each word was removed
+    by the authors), each letter a 16 x 8 binary image and one of 26 labels; the words come
+    with a split into 10 folds (the classic protocol trains on one fold and tests on the other
+    nine).  Stored with the pixels bit-packed (``numpy.packbits``) in a compressed ``.npz``,
+    verified against its SHA-256 on load; see ``advgame/data/NOTICE.md``.
+
+    Returns
+    -------
+    X_list : list of ndarray of shape (T_s, 128), float64
+        The 0/1 pixels of each letter, row-major (pixel ``(r, c)`` is column ``8 r + c``).
+    y_list : list of ndarray of shape (T_s,), int64
+        The letters, ``0..25`` for ``a..z``.
+    folds : ndarray of shape (6877,), int64
+        The fold ``0..9`` of each word.
+
+    Raises
+    ------
+    ValueError
+        If the vendored file does not match its SHA-256.
+    """
+    stored = resources.files("advgame").joinpath("data/sequences/ocr_letters.npz").read_bytes()
+    if hashlib.sha256(stored).hexdigest() != _OCR_LETTERS_SHA256:
+        raise ValueError("sequences/ocr_letters: the vendored file does not match its SHA-256.")
+    with np.load(io.BytesIO(stored), allow_pickle=False) as arrays:
+        pixels = np.unpackbits(arrays["pixels"], axis=1).astype(np.float64)
+        letters = arrays["letters"].astype(np.int64)
+        ends = np.cumsum(arrays["lengths"], dtype=np.int64)
+        folds = arrays["folds"].astype(np.int64)
+    return np.split(pixels, ends[:-1]), np.split(letters, ends[:-1]), folds
 
 
 def _is_numeric(column):
@@ -381,6 +421,7 @@ _ORDINAL_START_AT_ZERO = 0.8
 _ORDINAL_UP_PROBABILITY = 0.75
 _ORDINAL_FEATURE_NOISE = 0.5
 _ORDINAL_MEAN_OFFSET = 0.1
+_ORDINAL_NOISE_KINDS = ("symmetric", "downward")
 
 
 def _check_count(name, value, minimum):
@@ -406,6 +447,8 @@ def make_ordinal_sequences(
     noise: float = 0.1,
     transition_stickiness: float = 0.8,
     random_state: int | np.random.Generator | None = None,
+    noise_kind: str = "symmetric",
+    scale_growth: float = 1.0,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     r"""Synthetic sequences with ordinal labels that rise over time (e.g. emotion intensity).
 
@@ -423,14 +466,21 @@ def make_ordinal_sequences(
       so moves are one ordinal step, biased upwards, and clipped at the ends (``K = n_labels``).
     * **Features** are drawn from the clean labels:
 
-      .. math::  X_t = \mu_{y_t} + 0.5\, \varepsilon_t, \qquad \varepsilon_t \sim N(0, I), \qquad
-                 \mu_c = c\, u + 0.1\, \delta_c ,
+      .. math::  X_t = \mu_{y_t} + 0.5\, g^{y_t} \varepsilon_t, \qquad
+                 \varepsilon_t \sim N(0, I), \qquad \mu_c = c\, u + 0.1\, \delta_c ,
 
       with one random unit ``direction`` ``u`` and small offsets ``delta_c ~ N(0, I)`` shared by
-      all sequences, so the classes are ordered along ``u`` (consecutive means about 1 apart).
-    * **Label noise**: each returned label is replaced, independently with probability
-      ``noise``, by a label drawn uniformly from the other ``n_labels - 1`` values (the noisy
-      annotations that motivate robust prediction).  ``X`` is not changed.
+      all sequences, so the classes are ordered along ``u`` (consecutive means about 1 apart),
+      and ``g = scale_growth``.  With ``g = 1`` the classes share one covariance, so the label
+      posterior given the frames is log-linear in ``[x_t; 1]`` and the chain's transitions: a
+      linear-chain CRF is then the correctly specified model.  ``g != 1`` gives every class its
+      own spread (quadratic class boundaries), which no linear chain model can represent.
+    * **Label noise**: each returned label is corrupted independently with probability
+      ``noise`` (the noisy annotations that motivate robust prediction); ``X`` is not changed.
+      ``noise_kind='symmetric'``: replaced by a label drawn uniformly from the other
+      ``n_labels - 1`` values.  ``noise_kind='downward'``: lowered one step, ``max(y - 1, 0)``
+      (an annotator who under-rates the intensity; neutral labels stay neutral), so the noise
+      depends on the label and is not symmetric.
 
     Parameters
     ----------
@@ -449,6 +499,13 @@ def make_ordinal_sequences(
         Probability ``rho`` that the clean label stays the same from one step to the next.
     random_state : int, numpy.random.Generator or None, default=None
         Seed or generator (passed to :func:`numpy.random.default_rng`).
+    noise_kind : {'symmetric', 'downward'}, default='symmetric'
+        How a corrupted label changes (see above).
+    scale_growth : float > 0, default=1.0
+        Ratio ``g`` of the feature noise scales of consecutive classes (1: a shared covariance).
+
+    Both defaults draw the same random numbers as before these options existed; the other
+    settings use the same draws, so only the changed part of the data differs.
 
     Returns
     -------
@@ -460,13 +517,23 @@ def make_ordinal_sequences(
     ------
     ValueError
         For a non-positive size, ``n_labels < 2``, a bad ``length`` range, ``noise`` outside
-        ``[0, 1)`` or ``transition_stickiness`` outside ``[0, 1]``.
+        ``[0, 1)``, ``transition_stickiness`` outside ``[0, 1]``, an unknown ``noise_kind``
+        or a ``scale_growth`` that is not a finite positive number.
     """
     _check_count("n_sequences", n_sequences, 1)
     _check_count("n_features", n_features, 1)
     _check_count("n_labels", n_labels, 2)
     _check_probability("noise", noise, upper_open=True)
     _check_probability("transition_stickiness", transition_stickiness, upper_open=False)
+    if noise_kind not in _ORDINAL_NOISE_KINDS:
+        raise ValueError(f"noise_kind must be one of {_ORDINAL_NOISE_KINDS}; got {noise_kind!r}.")
+    if (
+        isinstance(scale_growth, bool)
+        or not isinstance(scale_growth, (int, float, np.integer, np.floating))
+        or not np.isfinite(scale_growth)
+        or scale_growth <= 0
+    ):
+        raise ValueError(f"scale_growth must be a finite positive number; got {scale_growth!r}.")
     if isinstance(length, (int, np.integer)) and not isinstance(length, bool):
         length = (length, length)
     try:
@@ -502,12 +569,15 @@ def make_ordinal_sequences(
     for t in range(1, longest):  # clipping makes the chain sequential in t (not in sequences)
         clean[:, t] = np.clip(clean[:, t - 1] + steps[:, t - 1], 0, n_labels - 1)
 
-    features = means[clean] + _ORDINAL_FEATURE_NOISE * rng.standard_normal(
-        (n_sequences, longest, n_features)
-    )
+    scales = _ORDINAL_FEATURE_NOISE * float(scale_growth) ** clean[:, :, None]
+    features = means[clean] + scales * rng.standard_normal((n_sequences, longest, n_features))
     flip = rng.random((n_sequences, longest)) < noise
-    shift = rng.integers(1, n_labels, size=(n_sequences, longest))
-    noisy = np.where(flip, (clean + shift) % n_labels, clean)
+    shift = rng.integers(1, n_labels, size=(n_sequences, longest))  # drawn for both kinds
+    if noise_kind == "symmetric":
+        corrupted = (clean + shift) % n_labels
+    else:
+        corrupted = np.maximum(clean - 1, 0)
+    noisy = np.where(flip, corrupted, clean)
 
     X_list = [features[s, :T].copy() for s, T in enumerate(lengths)]
     y_list = [noisy[s, :T].copy() for s, T in enumerate(lengths)]
