@@ -30,8 +30,9 @@ included).  Each solver first runs once (auto's choice first), capped at
 :attr:`Settings.cap_factor` times the fastest certified time met so far on the problem (between
 :attr:`Settings.cap_min` and :attr:`Settings.cap_max` seconds; a capped run is interrupted by
 ``SIGXCPU`` and recorded as ``>cap``); the solvers within :attr:`Settings.repeat_within` of the
-fastest and under :attr:`Settings.repeat_below` seconds then run twice more and report the
-median of three.  An answer counts when its gap is certified
+fastest and under :attr:`Settings.repeat_below` seconds then report the median of three
+timings, each the mean of a batch of runs where one run takes less than a third of
+:attr:`Settings.settle`.  An answer counts when its gap is certified
 (``gap_ <= tol * max(1, |objective_|)``) and it agrees with the compiled optimum
 (``objective_ - gap_ <= optimum + 1e-6 max(1, |optimum|)`` and ``objective_ >= optimum - that``);
 the fastest such answer names the problem's fastest solver.  ``auto`` is the solver
@@ -43,6 +44,7 @@ is that solver's), and ``auto/fastest`` the ratio of their times: the target is 
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import statistics
 import time
@@ -112,10 +114,11 @@ class Settings:
     ``lp_norms``) on the vendored multiclass sets, few parameters per game row (a seeded
     stratified sample of ``n`` rows; 0: all);
     ``kernel_sizes``: optdigits rows of the RBF-kernel problems (zero-one and cost losses, soft
-    moments and the RKHS ball).  ``repeats`` runs (median) for the solvers within
-    ``repeat_within`` times the fastest first run and under ``repeat_below`` CPU seconds, and
-    more while they add up to less than ``settle`` CPU seconds (at most ``max_repeats``: a fit
-    of a hundredth of a second needs many to rise above the noise of a shared machine); a run
+    moments and the RKHS ball).  ``repeats`` timings (median) for the solvers within
+    ``repeat_within`` times the fastest first run and under ``repeat_below`` CPU seconds, each
+    the mean of enough consecutive runs to take about ``settle / repeats`` CPU seconds (a fit of
+    a few milliseconds is below the CPU clock's granularity and the noise of a shared machine;
+    a batch of them is not); a run
     is capped at ``cap_factor`` times the fastest certified time so far, between ``cap_min`` and
     ``cap_max`` CPU seconds.  ``compile`` runs up to ``compile_max_rows`` game rows (``n k``):
     HiGHS cannot be interrupted mid-solve, and beyond it runs into its own 300 s limit (the l1
@@ -132,7 +135,6 @@ class Settings:
     repeat_within: float
     repeat_below: float
     settle: float
-    max_repeats: int
     cap_factor: float
     cap_min: float
     cap_max: float
@@ -164,7 +166,6 @@ FULL = Settings(
     repeat_within=1.5,
     repeat_below=5.0,
     settle=1.0,
-    max_repeats=25,
     cap_factor=3.0,
     cap_min=2.0,
     cap_max=30.0,
@@ -183,7 +184,6 @@ QUICK = Settings(
     repeat_within=1.5,
     repeat_below=1.0,
     settle=0.0,
-    max_repeats=1,
     cap_factor=3.0,
     cap_min=3.0,
     cap_max=30.0,
@@ -202,7 +202,6 @@ WARM_UP = Settings(
     repeat_within=1.0,
     repeat_below=0.0,
     settle=0.0,
-    max_repeats=1,
     cap_factor=3.0,
     cap_min=3.0,
     cap_max=30.0,
@@ -334,6 +333,16 @@ def _fit_once(problem, X, y, solver, cap=None):
     return time.process_time() - start, clf
 
 
+def _mean_time(problem, X, y, solver, count):
+    """The mean CPU seconds of ``count`` consecutive fits (None when one fails), timed
+    together."""
+    start = time.process_time()
+    for _ in range(count):
+        if _fit_once(problem, X, y, solver)[0] is None:
+            return None
+    return (time.process_time() - start) / count
+
+
 def _interrupted(exc):
     """Whether ``exc`` comes from :class:`CpuLimitReached` (numba wraps it in ``SystemError``)."""
     while exc is not None:
@@ -381,10 +390,11 @@ def measure(problem, settings, X=None, y=None):
             and seconds[0] <= settings.repeat_within * best
             and seconds[0] < (settings.repeat_below)
         ):
-            while len(seconds) < settings.repeats or (
-                sum(seconds) < settings.settle and len(seconds) < settings.max_repeats
-            ):
-                seconds.append(_fit_once(problem, X, y, solver)[0])
+            batch = math.ceil(settings.settle / settings.repeats / max(seconds[0], 1e-3))
+            if batch > 1:  # too fast for one run a timing: each timing a batch's mean
+                seconds.clear()
+            while len(seconds) < settings.repeats:
+                seconds.append(_mean_time(problem, X, y, solver, batch))
     record = {
         "group": problem.group,
         "problem": problem.label(),
@@ -403,7 +413,7 @@ def measure(problem, settings, X=None, y=None):
     record["fastest_s"] = valid[record["fastest"]] if valid else None
     auto_s = valid.get(auto)
     record["auto_s"] = auto_s
-    record["ratio"] = auto_s / record["fastest_s"] if auto_s is not None else None
+    record["ratio"] = auto_s / max(record["fastest_s"], 1e-9) if auto_s is not None else None
     return record
 
 
@@ -495,11 +505,11 @@ def format_report(records, total, meta):
         "",
         f"CPU seconds (time.process_time, one BLAS thread) of AdversarialClassifier(solver=S, "
         f"tol={TOL:g}).fit on each problem; * marks the fastest certified answer; >C a run "
-        f"interrupted at C CPU seconds; medians of {meta['settings']['repeats']} runs or more "
-        f"(until they add up to {meta['settings']['settle']:g} s, at most "
-        f"{meta['settings']['max_repeats']}) for the solvers within "
-        f"{meta['settings']['repeat_within']:g}x of the fastest and under "
-        f"{meta['settings']['repeat_below']:g} s, one run otherwise.",
+        f"interrupted at C CPU seconds; medians of {meta['settings']['repeats']} timings for the "
+        f"solvers within {meta['settings']['repeat_within']:g}x of the fastest and under "
+        f"{meta['settings']['repeat_below']:g} s (each the mean of a batch of runs taking about "
+        f"{meta['settings']['settle'] / max(meta['settings']['repeats'], 1):.2g} s where one run "
+        "is faster), one run otherwise.",
         "",
         *table(records, COLUMNS, left=1, markdown=True),
         "",
