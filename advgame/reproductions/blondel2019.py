@@ -611,11 +611,17 @@ def format_report(records, meta, settings):
     return "\n".join(lines)
 
 
-def run(quick=False, out=None, print_fn=print, progress=True, settings=None):
+def run(quick=False, out=None, print_fn=print, progress=True, settings=None, parts=None):
     """Run the three experiments, print the tables, optionally write ``out`` (.json or .md).
 
     ``settings`` (default :data:`QUICK` or :data:`FULL`) may be one of :data:`PARTS`, the full
-    run split into pieces that each take under an hour on two cores."""
+    run split into pieces that each take under an hour on two cores; ``parts`` (one name of
+    :data:`PARTS`, ``advgame reproduce blondel2019 --part NAME``) selects it by name."""
+    if parts is not None:
+        unknown = [part for part in parts if part not in PARTS]
+        if unknown or len(parts) != 1:
+            raise ValueError(f"parts must name one part of {tuple(PARTS)}; got {tuple(parts)}.")
+        settings = PARTS[parts[0]]
     settings = settings or (QUICK if quick else FULL)
     rng = np.random.default_rng(SEED)
     meta = run_meta(

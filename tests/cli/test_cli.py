@@ -483,3 +483,23 @@ def test_no_progress_prints_the_reports_only(tmp_path, capsys, monkeypatch):
     assert main(["bench", "graph", "--quick", "--no-progress"]) == 0
     quiet = capsys.readouterr()
     assert quiet.err == "" and quiet.out.count("advgame bench graph, ") == 2  # both reports
+
+
+def test_reproduction_parts_are_the_modules_parts(monkeypatch):
+    """``--part`` offers exactly each module's ``PARTS`` (listed in the CLI so that building
+    the parser imports no reproduction) and hands the name to its ``run``."""
+    for bench, (parts, _) in cli.REPRODUCTION_PARTS.items():
+        module = cli._benchmark(bench)
+        assert tuple(module.PARTS) == parts
+        calls = []
+        monkeypatch.setattr(module, "run", lambda calls=calls, **options: calls.append(options))
+        for part in parts:
+            assert main(["reproduce", cli._paper(bench), "--part", part]) == 0
+        assert [call["parts"] for call in calls] == [(part,) for part in parts]
+
+
+def test_blondel_parts_select_their_settings():
+    with pytest.raises(ValueError, match="parts must name one part"):
+        projection_losses.run(parts=("table-3", "tables-1-2"), progress=False)
+    with pytest.raises(ValueError, match="parts must name one part"):
+        projection_losses.run(parts=("tables-1-2", "table-3-small"), progress=False)

@@ -93,14 +93,6 @@ def test_cost_sensitive_matrix_is_ordinal_in_the_ranks():
         graphical.cost_sensitive_matrix([0, 2, 2])
 
 
-def test_reproduce_part_option_reaches_run(monkeypatch):
-    calls = []
-    monkeypatch.setattr(graphical, "run", lambda **options: calls.append(options))
-    for part in graphical.PARTS:
-        assert main(["reproduce", "fathony2018b", "--part", part]) == 0
-    assert [call["parts"] for call in calls] == [(part,) for part in graphical.PARTS]
-
-
 def test_unknown_part_is_refused():
     with pytest.raises(ValueError, match=r"unknown parts \['facial'\]; the parts are"):
         graphical.run(settings=TINY, parts=("facial",), progress=False)
