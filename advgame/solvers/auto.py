@@ -48,10 +48,10 @@ AUTO_CERTIFY_SIZE = 200_000
 #: (``n k``) and runs the certified smoothing solver beyond (the l1 ball's LP on 1,000 optdigits
 #: rows, 10,000 game rows, ran past HiGHS's 300 s limit).
 AUTO_BALL_COMPILE_ROWS = 5_000
-#: On the SOCP balls (l2, group) of at least this radius, ``solver='auto'`` smooths (measured 3-10x
-#: faster than the SOCP for the closed-form losses), except a general loss matrix (smoothed over
-#: its vertex table) beyond :data:`AUTO_SOCP_SMALL_ROWS` game rows and the zero-one loss on a
-#: group ball up to it, which are compiled.
+#: On the SOCP balls (l2, group) of at least this radius, ``solver='auto'`` smooths (measured
+#: 1.2-8x faster than the SOCP, 6.4x for a general loss on vehicle's l2 ball), except the
+#: zero-one and general losses on a group ball up to :data:`AUTO_SOCP_SMALL_ROWS` game rows,
+#: which are compiled (1.0-1.1x the fastest there, smoothing 1.2-2.1x).
 AUTO_SOCP_SMOOTHING_RADIUS = 0.01
 #: See :data:`AUTO_SOCP_SMOOTHING_RADIUS`.
 AUTO_SOCP_SMALL_ROWS = 1_000
@@ -60,6 +60,14 @@ AUTO_SOCP_SMALL_ROWS = 1_000
 #: at or near ``theta = 0``, which smoothing certifies in a few steps (measured under 0.01 s
 #: against 0.9-5 s compiled; with a general loss the compiled LP stays faster).
 AUTO_LINF_SMOOTHING_RADIUS = 0.1
+#: On an LP ball (l1, linf) with at least this many game rows (``n k``) per parameter, ``solver=
+#: 'auto'`` runs L-BFGS, certified afterwards by cutting planes: the compiled LP grows with the
+#: rows and the cutting planes' master with the parameters.  Measured on one idle core (``advgame
+#: bench auto``): at 44-67 rows per parameter (vehicle, 800 red wine rows) L-BFGS is the fastest
+#: or within 1.12x on 7 of 11 problems and the compiled LP 1.0-3.3x (the fastest on one); at 35
+#: (segment) and below (iris 30, wine 13, optdigits 1.5-5) the compiled LP is the fastest or
+#: within 1.1x on all but 2 of 50, L-BFGS up to 6x.
+AUTO_LBFGS_ROWS_PER_PARAM = 40
 #: Where the smoothing solver does not apply (nor exact matching), ``solver='auto'`` compiles up
 #: to this many game rows and runs L-BFGS (certified afterwards) beyond.
 AUTO_COMPILE_ROWS = 2_000
@@ -116,24 +124,27 @@ def _auto_choice(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> tupl
     structure = game.structure.kind
     small = rows <= AUTO_SOCP_SMALL_ROWS
     if socp and radius >= AUTO_SOCP_SMOOTHING_RADIUS:
-        if structure == "general" and not small:
-            reason = "a general loss (smoothed over its vertex table)"
-        elif norm == "group" and structure == "zero_one" and small:
-            reason = "the zero-one loss on a small group ball"
-        else:
-            return "smoothing", (
-                f"{ball} (an SOCP) of radius >= {AUTO_SOCP_SMOOTHING_RADIUS:g} with the "
-                f"{structure} loss on {size}: the certified smoothing solver beats the SOCP"
+        if norm == "group" and structure in ("zero_one", "general") and small:
+            return "compile", (
+                f"{ball} on {size}: the compiled SOCP, faster than smoothing for the {structure} "
+                f"loss on a group ball up to {AUTO_SOCP_SMALL_ROWS:,} game rows"
             )
-        return "compile", (
-            f"{ball} on {size}: the compiled SOCP, faster than smoothing for {reason} "
-            f"{'up to' if small else 'beyond'} {AUTO_SOCP_SMALL_ROWS:,} game rows"
+        return "smoothing", (
+            f"{ball} (an SOCP) of radius >= {AUTO_SOCP_SMOOTHING_RADIUS:g} with the "
+            f"{structure} loss on {size}: the certified smoothing solver beats the SOCP"
         )
     if norm == np.inf and radius >= AUTO_LINF_SMOOTHING_RADIUS and structure != "general":
         return "smoothing", (
             f"{ball} of radius >= {AUTO_LINF_SMOOTHING_RADIUS:g} with the {structure} loss on "
             f"{size}: the l1 regulariser keeps theta (nearly) at 0, which smoothing certifies "
             "in a few steps"
+        )
+    per_param = rows / fmap.n_params
+    if not socp and per_param >= AUTO_LBFGS_ROWS_PER_PARAM:
+        return "lbfgs", (
+            f"{ball} on {size}, {per_param:.0f} game rows per parameter >= "
+            f"{AUTO_LBFGS_ROWS_PER_PARAM}: L-BFGS certified by cutting planes beats the LP, "
+            "which grows with the rows"
         )
     kind = "SOCP" if socp else "LP"
     return "compile", (
@@ -146,13 +157,16 @@ def _auto_choice(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> tupl
 #: simplex family; :func:`describe_auto_choice` states it for one problem).
 AUTO_RULE = (
     "AdversarialClassifier(solver='auto') picks by a rule measured by 'advgame bench auto' "
-    "(docs/results/auto.md: median CPU time 1.00x the fastest certified solver, at most 2.2x on "
-    "115 problems): the compiled program for exact moment matching, for l1 and linf balls up "
-    f"to {AUTO_BALL_COMPILE_ROWS:,} game rows (n k) and for l2 and group balls of radius below "
-    f"{AUTO_SOCP_SMOOTHING_RADIUS:g}; the certified smoothing solver for soft moments, kernel "
-    "features, larger l2 / group balls and larger problems; L-BFGS (then certified) where "
-    f"neither applies beyond {AUTO_COMPILE_ROWS:,} game rows. The fitted model's "
-    "solver_reason_ says which branch applied."
+    "(docs/results/auto.md: median CPU time 1.00x the fastest certified solver, at most 2.3x on "
+    "135 problems): the compiled program for exact moment matching, for l1 and linf balls up "
+    f"to {AUTO_BALL_COMPILE_ROWS:,} game rows (n k) with fewer than {AUTO_LBFGS_ROWS_PER_PARAM} "
+    "game rows per parameter, for l2 and group balls of radius below "
+    f"{AUTO_SOCP_SMOOTHING_RADIUS:g} and for the zero-one and general losses on group balls up "
+    f"to {AUTO_SOCP_SMALL_ROWS:,} game rows; L-BFGS (then certified) on the LP balls with more "
+    "rows per parameter; the certified smoothing solver for soft moments, kernel features, "
+    "larger l2 / group balls and larger problems; L-BFGS where no smoothing applies beyond "
+    f"{AUTO_COMPILE_ROWS:,} game rows. The fitted model's solver_reason_ says which branch "
+    "applied."
 )
 
 

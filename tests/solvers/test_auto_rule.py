@@ -30,6 +30,8 @@ def _choice(loss, uncertainty, n, kernel=False):
 
 ball_rows = auto.AUTO_BALL_COMPILE_ROWS // K  # the largest n compiled on a ball
 small_rows = auto.AUTO_SOCP_SMALL_ROWS // K
+# the fewest rows with AUTO_LBFGS_ROWS_PER_PARAM game rows per parameter ((D + 1) K parameters)
+lp_rows = auto.AUTO_LBFGS_ROWS_PER_PARAM * (D + 1) * K // K
 radius = auto.AUTO_SOCP_SMOOTHING_RADIUS
 linf_radius = auto.AUTO_LINF_SMOOTHING_RADIUS
 
@@ -45,23 +47,27 @@ linf_radius = auto.AUTO_LINF_SMOOTHING_RADIUS
         (GENERAL, SoftMoments(0.01), 100_000, False, "smoothing"),
         (ag.losses.zero_one(K), SoftMoments(0.01), 50, True, "smoothing"),
         (GENERAL, NormBall(0.1, norm=2), 50, True, "smoothing"),
-        # LP balls: compiled up to the limit, smoothing beyond ...
-        (ag.losses.zero_one(K), NormBall(1.0, norm=1), ball_rows, False, "compile"),
-        (GENERAL, NormBall(1e-3, norm=np.inf), ball_rows, False, "compile"),
+        # LP balls: compiled below 40 game rows per parameter (24 parameters here), L-BFGS
+        # from there up to the limit, smoothing beyond ...
+        (ag.losses.zero_one(K), NormBall(1.0, norm=1), lp_rows - 1, False, "compile"),
+        (GENERAL, NormBall(1e-3, norm=np.inf), lp_rows - 1, False, "compile"),
+        (ag.losses.zero_one(K), NormBall(1.0, norm=1), lp_rows, False, "lbfgs"),
+        (GENERAL, NormBall(1e-3, norm=np.inf), ball_rows, False, "lbfgs"),
         (ag.losses.zero_one(K), NormBall(0.1, norm=1), ball_rows + 1, False, "smoothing"),
         # ... except a linf ball so large that theta stays (nearly) at 0 (closed-form losses)
         (GENERAL, NormBall(linf_radius / 10, norm=np.inf), 50, False, "compile"),
         (ag.losses.ordinal(K), NormBall(linf_radius, norm=np.inf), 50, False, "smoothing"),
         (GENERAL, NormBall(linf_radius, norm=np.inf), 50, False, "compile"),
-        # SOCP balls: small radii compiled; from the threshold smoothed for closed-form losses,
-        # and for a general loss only on small problems ...
+        # SOCP balls: small radii compiled (at any rows per parameter); from the threshold
+        # smoothed ...
         (ag.losses.zero_one(K), NormBall(radius / 10, norm=2), ball_rows, False, "compile"),
         (ag.losses.zero_one(K), NormBall(radius, norm=2), ball_rows, False, "smoothing"),
         (ag.losses.ordinal(K), NormBall(radius, norm="group"), 50, False, "smoothing"),
         (GENERAL, NormBall(radius, norm=2), small_rows, False, "smoothing"),
-        (GENERAL, NormBall(radius, norm=2), small_rows + 1, False, "compile"),
-        # ... and the zero-one loss on a small group ball is compiled too
+        (GENERAL, NormBall(radius, norm=2), small_rows + 1, False, "smoothing"),
+        # ... except the zero-one and general losses on a small group ball, compiled
         (ag.losses.zero_one(K), NormBall(radius, norm="group"), small_rows, False, "compile"),
+        (GENERAL, NormBall(radius, norm="group"), small_rows, False, "compile"),
         (ag.losses.zero_one(K), NormBall(radius, norm="group"), small_rows + 1, False, "smoothing"),
         (GENERAL, NormBall(1.0, norm=2), ball_rows + 1, False, "smoothing"),
     ],
@@ -101,3 +107,17 @@ def test_auto_fit_on_a_norm_ball_is_certified(uncertainty, strength):
     scale = 1e-6 * max(1.0, abs(reference.objective_))
     assert fit.objective_ >= reference.objective_ - scale
     assert fit.objective_ - fit.gap_ <= reference.objective_ + scale
+
+
+def test_auto_fit_with_many_rows_per_parameter_runs_certified_lbfgs():
+    """Two iris features: 450 game rows over 9 parameters, above AUTO_LBFGS_ROWS_PER_PARAM:
+    L-BFGS, certified against the compiled optimum."""
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X[:, :2])
+    params = {"loss": "zero_one", "uncertainty": "l1", "strength": 0.01}
+    fit = ag.AdversarialClassifier(solver="auto", **params).fit(X, y)
+    assert fit.solver_ == "lbfgs" and "game rows per parameter" in fit.solver_reason_
+    reference = ag.AdversarialClassifier(solver="compile", **params).fit(X, y)
+    assert fit.gap_ <= fit.tol * max(1.0, abs(fit.objective_))
+    assert fit.objective_ - fit.gap_ <= reference.objective_ + 1e-6
+    assert fit.objective_ >= reference.objective_ - 1e-6
