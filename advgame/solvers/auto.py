@@ -68,6 +68,13 @@ AUTO_LINF_SMOOTHING_RADIUS = 0.1
 #: (segment) and below (iris 30, wine 13, optdigits 1.5-5) the compiled LP is the fastest or
 #: within 1.1x on all but 2 of 50, L-BFGS up to 6x.
 AUTO_LBFGS_ROWS_PER_PARAM = 40
+#: Kernel features on an RKHS ball (``NormBall``) of radius below this run L-BFGS, certified
+#: afterwards: with radius 0.01 the exact-Gram smoothing solver stopped uncertified on the zero-one
+#: loss (its gap stalls near 3e-4 relative; 150 and 300 optdigits rows) where L-BFGS certified at
+#: 300 rows in 1.8 s, and with a cost matrix L-BFGS was the fastest (1.07-1.16x faster); from
+#: radius 0.1 smoothing is the fastest or within 1.02x (14x faster than L-BFGS with the zero-one
+#: loss).
+AUTO_KERNEL_LBFGS_RADIUS = 0.1
 #: Where the smoothing solver does not apply (nor exact matching), ``solver='auto'`` compiles up
 #: to this many game rows and runs L-BFGS (certified afterwards) beyond.
 AUTO_COMPILE_ROWS = 2_000
@@ -104,6 +111,12 @@ def _auto_choice(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> tupl
             "certified afterwards"
         )
     if isinstance(fmap, KernelFeatures):
+        radius = uncertainty.radius if isinstance(uncertainty, NormBall) else None
+        if radius is not None and radius < AUTO_KERNEL_LBFGS_RADIUS:
+            return "lbfgs", (
+                f"kernel features on an RKHS ball of radius < {AUTO_KERNEL_LBFGS_RADIUS:g}: "
+                "L-BFGS, certified afterwards (the exact-Gram solver's gap stalls on small balls)"
+            )
         return "smoothing", "kernel features: the exact-Gram certified solver (fit_kernel)"
     if isinstance(uncertainty, SoftMoments):
         return "smoothing", (
@@ -163,8 +176,9 @@ AUTO_RULE = (
     "game rows per parameter, for l2 and group balls of radius below "
     f"{AUTO_SOCP_SMOOTHING_RADIUS:g} and for the zero-one and general losses on group balls up "
     f"to {AUTO_SOCP_SMALL_ROWS:,} game rows; L-BFGS (then certified) on the LP balls with more "
-    "rows per parameter; the certified smoothing solver for soft moments, kernel features, "
-    "larger l2 / group balls and larger problems; L-BFGS where no smoothing applies beyond "
+    "rows per parameter and on RKHS balls of radius below "
+    f"{AUTO_KERNEL_LBFGS_RADIUS:g}; the certified smoothing solver for soft moments, other kernel "
+    "fits, larger l2 / group balls and larger problems; L-BFGS where no smoothing applies beyond "
     f"{AUTO_COMPILE_ROWS:,} game rows. The fitted model's solver_reason_ says which branch "
     "applied."
 )

@@ -47,6 +47,8 @@ linf_radius = auto.AUTO_LINF_SMOOTHING_RADIUS
         (GENERAL, SoftMoments(0.01), 100_000, False, "smoothing"),
         (ag.losses.zero_one(K), SoftMoments(0.01), 50, True, "smoothing"),
         (GENERAL, NormBall(0.1, norm=2), 50, True, "smoothing"),
+        # ... but an RKHS ball below radius 0.1 runs L-BFGS, certified afterwards
+        (ag.losses.zero_one(K), NormBall(0.01, norm=2), 50, True, "lbfgs"),
         # LP balls: compiled below 40 game rows per parameter (24 parameters here), L-BFGS
         # from there up to the limit, smoothing beyond ...
         (ag.losses.zero_one(K), NormBall(1.0, norm=1), lp_rows - 1, False, "compile"),
