@@ -115,12 +115,13 @@ class AdversarialClassifierCV(AdversarialClassifier):
         its mean, so that the choice minimises it); otherwise a scikit-learn scoring.
     n_jobs : int or None, default=None
         Folds fitted in parallel (joblib; None is one unless in a ``parallel_config``).
-    loss, alpha, features, kernel, gamma, degree, coef0, uncertainty, solver, backend,
-    max_iter, tol, certify, batch_size, random_state, verbose, abstain_label, classes_order
+    loss, alpha, features, kernel, gamma, degree, coef0, uncertainty, solver, backend
         As in :class:`AdversarialClassifier` (the warm starts serve its ``'smoothing'``
         solver, the default for soft moments; the other solvers fit each strength cold).
         ``sample_weight`` weights the training rows of every fit, not the scores (as
         ``GridSearchCV`` without metadata routing).
+    max_iter, tol, certify, batch_size, random_state, verbose, abstain_label, classes_order
+        As in :class:`AdversarialClassifier`.
 
     Attributes
     ----------
