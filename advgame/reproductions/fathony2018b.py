@@ -346,6 +346,16 @@ def _cells(record, models):
     return "".join(f"{record[m][0]:>9.3f} +- {record[m][1]:.3f}{record[m][2]:<1}" for m in models)
 
 
+def _rows(records, models, paper_table):
+    """The header and one line per metric: each model's cell, then the paper's numbers ('-'
+    where ``paper_table`` has none)."""
+    lines = [f"{'metric':<22}" + "".join(f"{m:>17}" for m in models) + f"{'paper':>20}"]
+    for r in records:
+        paper = " / ".join(f"{v:.2f}" for v in paper_table.get(r["metric"], ()))
+        lines.append(f"{r['metric']:<22}{_cells(r, models)}{paper or '-':>20}")
+    return lines
+
+
 def _synthetic_lines(part, records, settings):
     n_sequences, n_train, splits = settings.n_sequences, settings.n_train, settings.splits
     options = "".join(f", {k}={v!r}" for k, v in GENERATORS[part].items())
@@ -356,11 +366,8 @@ def _synthetic_lines(part, records, settings):
         "(* best or not significantly worse, Wilcoxon p >= 0.05, from 6 splits on); paper = "
         "Fathony et al. (2018b) Table 1 (facial emotion data: AGM / CRF / SSVM)",
         "",
-        f"{'metric':<22}" + "".join(f"{m:>17}" for m in MODELS) + f"{'paper':>20}",
+        *_rows(records, MODELS, PAPER_TABLE),  # the paper's AGM, CRF, SSVM
     ]
-    for r in records:
-        paper = " / ".join(f"{v:.2f}" for v in PAPER_TABLE[r["metric"]])  # AGM, CRF, SSVM
-        lines.append(f"{r['metric']:<22}{_cells(r, MODELS)}{paper:>20}")
     averages = [np.mean([r[m][0] for r in records]) for m in MODELS]
     stars = [sum(r[m][2] == "*" for r in records) for m in MODELS]
     lines.append(
@@ -381,11 +388,8 @@ def _ocr_lines(records, settings):
         "(* as above); cost-sensitive: |r(a) - r(b)| for a random order r of the 26 letters; "
         "paper = Fathony et al. (2018b) Table 2 (semantic role labelling: AGM / CRF / SSVM)",
         "",
-        f"{'metric':<22}" + "".join(f"{m:>17}" for m in OCR_MODELS) + f"{'paper':>20}",
+        *_rows(records, OCR_MODELS, PAPER_TABLE2),
     ]
-    for r in records:
-        paper = " / ".join(f"{v:.2f}" for v in PAPER_TABLE2.get(r["metric"], ()))
-        lines.append(f"{r['metric']:<22}{_cells(r, OCR_MODELS)}{paper or '-':>20}")
     dropped = sum(r["dropped"] for r in records)
     if dropped:
         lines.append(f"(test words left out for letters unseen in training: {dropped})")
