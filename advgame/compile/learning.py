@@ -58,6 +58,7 @@ __all__ = [
     "LearningProgram",
     "LearningSolution",
     "build_learning",
+    "add_cuts",
     "compile_cuts",
     "compile_learning",
     "learning_dual",
@@ -481,7 +482,7 @@ def compile_cuts(
     so the cuts ``u_i >= H_L(q_t) + q_t^T f_i(theta)`` for collected pairs ``(i, q_t)`` relax the
     program: its optimum is a lower bound on the learning objective, and equals it once the
     optimal adversaries are among the cuts (Theorem 19 of Fathony et al. 2018a gives them as
-    ``q*``).
+    ``q*``).  More cuts join it by :func:`add_cuts`.
 
     Parameters
     ----------
@@ -492,17 +493,32 @@ def compile_cuts(
     cut_Q : ndarray of shape (m, k)
         The adversary distribution of each cut.
     """
-    L = np.asarray(loss_matrix, dtype=np.float64)
-    n, k, m = y.size, L.shape[1], cut_rows.size
     program = Program("cutting-plane master")
-    theta = program.add_variables("theta", fmap.n_params, cost=-_observed(D, y, weights))
-    u = program.add_variables("u", n, cost=weights)
-    uncertainty.add_to_program(program, theta, fmap)
+    program.add_variables("theta", fmap.n_params, cost=-_observed(D, y, weights))
+    program.add_variables("u", y.size, cost=weights)
+    uncertainty.add_to_program(program, program.variables["theta"], fmap)
+    add_cuts(program, loss_matrix, D, cut_rows, cut_Q, "cuts")
+    return program
+
+
+def add_cuts(
+    program: Program,
+    loss_matrix: ArrayLike,
+    D: sp.csr_matrix,
+    cut_rows: np.ndarray,
+    cut_Q: np.ndarray,
+    name: str,
+) -> slice:
+    """Add to a master of :func:`compile_cuts` the cuts ``u_i >= H_L(q_t) + q_t^T f_i(theta)``
+    of the samples ``cut_rows`` and adversaries ``cut_Q`` as the row group ``name``; returns
+    its rows."""
+    L = np.asarray(loss_matrix, dtype=np.float64)
+    theta, u = program.variables["theta"], program.variables["u"]
+    n, k, m = u.stop - u.start, L.shape[1], cut_rows.size
     columns = (cut_rows[:, None] * k + np.arange(k)).ravel()
     C = sp.csr_matrix((cut_Q.ravel(), (np.repeat(np.arange(m), k), columns)), shape=(m, n * k))
     select = sp.csr_matrix((np.ones(m), (np.arange(m), cut_rows)), shape=(m, n))
-    program.add_rows("cuts", [(u, select), (theta, -(C @ D))], lower=(cut_Q @ L.T).min(axis=1))
-    return program
+    return program.add_rows(name, [(u, select), (theta, -(C @ D))], lower=(cut_Q @ L.T).min(axis=1))
 
 
 def label_moments(program: Program, label: str) -> None:

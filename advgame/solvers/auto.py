@@ -61,13 +61,13 @@ AUTO_SOCP_SMALL_ROWS = 1_000
 #: against 0.9-5 s compiled; with a general loss the compiled LP stays faster).
 AUTO_LINF_SMOOTHING_RADIUS = 0.1
 #: On an LP ball (l1, linf) with at least this many game rows (``n k``) per parameter, ``solver=
-#: 'auto'`` runs L-BFGS, certified afterwards by cutting planes: the compiled LP grows with the
-#: rows and the cutting planes' master with the parameters.  Measured on one idle core (``advgame
-#: bench auto``): at 44-67 rows per parameter (vehicle, 800 red wine rows) L-BFGS is the fastest
-#: or within 1.12x on 7 of 11 problems and the compiled LP 1.0-3.3x (the fastest on one); at 35
-#: (segment) and below (iris 30, wine 13, optdigits 1.5-5) the compiled LP is the fastest or
-#: within 1.1x on all but 2 of 50, L-BFGS up to 6x.
-AUTO_LBFGS_ROWS_PER_PARAM = 40
+#: 'auto'`` runs L-BFGS, certified afterwards by cutting planes (whose master stays in one HiGHS
+#: model, :class:`advgame.compile.highs.RowGeneration`): the compiled LP grows with the rows and
+#: the master with the parameters.  Measured on one idle core (``advgame bench auto``): from 4.6
+#: rows per parameter (300 optdigits rows) to 67 (800 red wine rows) L-BFGS is the fastest or
+#: within 1.2x on all but one of the 48 LP-ball problems (the compiled LP up to 3.7x slower);
+#: at 1.5 (100 optdigits rows, 650 parameters) the compiled LP is the fastest on all but one.
+AUTO_LBFGS_ROWS_PER_PARAM = 3
 #: Kernel features on an RKHS ball (``NormBall``) of radius below this run L-BFGS, certified
 #: afterwards: with radius 0.01 the exact-Gram smoothing solver stopped uncertified on the zero-one
 #: loss (its gap stalls near 3e-4 relative; 150 and 300 optdigits rows) where L-BFGS certified at

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..compile import compile_cuts
+from ..compile import add_cuts, compile_cuts
+from ..compile.highs import RowGeneration
 from ..exceptions import ConvergenceWarning
 from ._progress import quiet
 from .first_order import TrainingResult
@@ -99,32 +100,35 @@ def cutting_planes(
 
 class _LearningMaster:
     """The master of :func:`refine_cutting_plane`: :func:`advgame.compile.compile_cuts` over the
-    labels ``e_{y_i}`` and the adversaries ``q*`` met, one cut set per sample; its bound is the
-    master's optimum when its solver reports it 'optimal'."""
+    labels ``e_{y_i}`` and the adversaries ``q*`` met, one cut set per sample, growing by
+    :func:`advgame.compile.add_cuts` each round; an LP master stays in one HiGHS model that
+    restarts from its previous basis (:class:`advgame.compile.highs.RowGeneration`).  Its bound
+    is the master's optimum when its solver reports it 'optimal'."""
 
     def __init__(self, objective, theta, backend):
-        self.objective, self.backend = objective, backend
-        game, operator, y = objective.game, objective.operator, objective.y
-        self.L, self.D = game.loss.matrix, operator.matrix()
-        truth = np.eye(self.L.shape[1])[y]
-        _, Q = game.value_and_adversary(operator.forward(theta), objective.method)
+        self.objective = objective
+        o, k = objective, objective.game.loss.matrix.shape[1]
+        self.L, self.D = o.game.loss.matrix, o.operator.matrix()
+        truth = np.eye(k)[o.y]
+        _, Q = o.game.value_and_adversary(o.operator.forward(theta), o.method)
         new = np.flatnonzero(np.any(Q != truth, axis=1))  # q* = e_y adds nothing to the e_y cut
-        self.rows = np.concatenate([np.arange(y.size), new])
-        self.Q = np.vstack([truth, Q[new]])
-
-    @property
-    def n_cuts(self):
-        return self.rows.size
+        rows = np.concatenate([np.arange(o.y.size), new])
+        self.program = compile_cuts(
+            self.L, o.fmap, o.uncertainty, self.D, o.y, o.weights, rows, np.vstack([truth, Q[new]])
+        )
+        self.n_cuts = rows.size
+        self.solver = backend or ("highs" if self.program.kind == "LP" else "cvxpy")
+        self._highs = None  # the LP master's HiGHS model, made at the first solve
 
     def solve(self):
-        o = self.objective
-        master = compile_cuts(
-            self.L, o.fmap, o.uncertainty, self.D, o.y, o.weights, self.rows, self.Q
-        )
-        solver = self.backend or ("highs" if master.kind == "LP" else "cvxpy")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # inaccurate masters are handled by their status
-            solution = master.solve(solver)
+        master = self.program
+        if self.solver == "highs" and master.kind == "LP":
+            self._highs = self._highs or RowGeneration(master)
+            solution = self._highs.solve()
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # inaccurate masters are handled by their status
+                solution = master.solve(self.solver)
         # only exact masters certify a lower bound
         bound = solution.objective if solution.status.lower() == "optimal" else -np.inf
         theta = solution.x[master.variables["theta"]]
@@ -136,8 +140,8 @@ class _LearningMaster:
         return o(theta)[0], values
 
     def add(self, rows):
-        self.rows = np.concatenate([self.rows, rows])
-        self.Q = np.vstack([self.Q, self.adversaries[rows]])
+        add_cuts(self.program, self.L, self.D, rows, self.adversaries[rows], f"cuts {self.n_cuts}")
+        self.n_cuts += rows.size
 
 
 def refine_cutting_plane(

@@ -49,7 +49,7 @@ linf_radius = auto.AUTO_LINF_SMOOTHING_RADIUS
         (GENERAL, NormBall(0.1, norm=2), 50, True, "smoothing"),
         # ... but an RKHS ball below radius 0.1 runs L-BFGS, certified afterwards
         (ag.losses.zero_one(K), NormBall(0.01, norm=2), 50, True, "lbfgs"),
-        # LP balls: compiled below 40 game rows per parameter (24 parameters here), L-BFGS
+        # LP balls: compiled below AUTO_LBFGS_ROWS_PER_PARAM game rows per parameter, L-BFGS
         # from there up to the limit, smoothing beyond ...
         (ag.losses.zero_one(K), NormBall(1.0, norm=1), lp_rows - 1, False, "compile"),
         (GENERAL, NormBall(1e-3, norm=np.inf), lp_rows - 1, False, "compile"),
@@ -57,9 +57,10 @@ linf_radius = auto.AUTO_LINF_SMOOTHING_RADIUS
         (GENERAL, NormBall(1e-3, norm=np.inf), ball_rows, False, "lbfgs"),
         (ag.losses.zero_one(K), NormBall(0.1, norm=1), ball_rows + 1, False, "smoothing"),
         # ... except a linf ball so large that theta stays (nearly) at 0 (closed-form losses)
-        (GENERAL, NormBall(linf_radius / 10, norm=np.inf), 50, False, "compile"),
-        (ag.losses.ordinal(K), NormBall(linf_radius, norm=np.inf), 50, False, "smoothing"),
-        (GENERAL, NormBall(linf_radius, norm=np.inf), 50, False, "compile"),
+        (GENERAL, NormBall(linf_radius / 10, norm=np.inf), lp_rows - 1, False, "compile"),
+        (ag.losses.ordinal(K), NormBall(linf_radius, norm=np.inf), lp_rows, False, "smoothing"),
+        (GENERAL, NormBall(linf_radius, norm=np.inf), lp_rows - 1, False, "compile"),
+        (GENERAL, NormBall(linf_radius, norm=np.inf), lp_rows, False, "lbfgs"),
         # SOCP balls: small radii compiled (at any rows per parameter); from the threshold
         # smoothed ...
         (ag.losses.zero_one(K), NormBall(radius / 10, norm=2), ball_rows, False, "compile"),
