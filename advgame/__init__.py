@@ -29,6 +29,7 @@ _LAZY = {
     "error_rate_curve": ".models",
     "LabelRanker": ".models",
     "MinimaxClassifier": ".models",
+    "MinimaxClassifierCV": ".models",
     "MinimaxRegressor": ".models",
     "robust_feature_selection": ".models",
     "Exact": ".uncertainty",

@@ -18,6 +18,7 @@ _LAZY = {
     "ProjectionClassifier": ".projection",
     "FeatureSelection": ".minimax",
     "MinimaxClassifier": ".minimax",
+    "MinimaxClassifierCV": ".minimax_cv",
     "MinimaxRegressor": ".minimax",
     "robust_feature_selection": ".minimax",
 }

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from ..uncertainty import UncertaintySet
 
-__all__ = ["AdversarialClassifierCV", "strength_grid"]
+__all__ = ["AdversarialClassifierCV", "cross_validated_path", "strength_grid"]
 
 #: ``strengths=n`` is ``n`` strengths evenly spaced in log scale from ``STRENGTH_RANGE[0]``
 #: (strong) to ``STRENGTH_RANGE[1]`` (weak): ``lam`` of soft moments (the weighted mean loss
@@ -40,7 +40,9 @@ __all__ = ["AdversarialClassifierCV", "strength_grid"]
 STRENGTH_RANGE = (1.0, 1e-5)
 
 
-def strength_grid(strengths: int | ArrayLike, uncertainty: str | UncertaintySet) -> np.ndarray:
+def strength_grid(
+    strengths: int | ArrayLike, uncertainty: str | UncertaintySet, name: str = "strengths"
+) -> np.ndarray:
     """The strengths of a path, strong to weak (decreasing).
 
     Parameters
@@ -51,6 +53,8 @@ def strength_grid(strengths: int | ArrayLike, uncertainty: str | UncertaintySet)
         ``> 0`` for ``'soft'``, ``>= 0`` for a ball's radius; distinct).
     uncertainty : str or UncertaintySet
         The estimator's ``uncertainty`` (for the check of the strengths).
+    name : str, default='strengths'
+        The parameter's name in the error messages.
 
     Returns
     -------
@@ -64,31 +68,48 @@ def strength_grid(strengths: int | ArrayLike, uncertainty: str | UncertaintySet)
     """
     if isinstance(strengths, (int, np.integer)) and not isinstance(strengths, bool):
         if strengths < 1:
-            raise ValueError(f"strengths must be a count >= 1 or a list; got {strengths!r}.")
+            raise ValueError(f"{name} must be a count >= 1 or a list; got {strengths!r}.")
         return np.geomspace(*STRENGTH_RANGE, int(strengths))
     grid = np.asarray(strengths, dtype=float).ravel() if np.ndim(strengths) else None
     if grid is None or grid.size == 0:
-        raise ValueError(f"strengths must be a count >= 1 or a non-empty list; got {strengths!r}.")
+        raise ValueError(f"{name} must be a count >= 1 or a non-empty list; got {strengths!r}.")
     for strength in grid:
         check_strength(float(strength), uncertainty)
     grid = np.sort(grid)[::-1]
     if np.any(grid[1:] == grid[:-1]):
-        raise ValueError(f"strengths must be distinct; got {strengths!r}.")
+        raise ValueError(f"{name} must be distinct; got {strengths!r}.")
     return grid
 
 
-def fold_path(estimator, X, y, sample_weight, train, test, strengths, scorer):
-    """Fit ``estimator`` (warm-started) on the rows ``train`` at each of ``strengths`` in turn
-    and score it on the rows ``test``: ``(scores, gaps)``, one per strength."""
+def fold_path(estimator, parameter, X, y, sample_weight, train, test, values, scorer):
+    """Fit ``estimator`` (warm-started) on the rows ``train`` with its ``parameter`` set to each
+    of ``values`` in turn and score it on the rows ``test``: ``(scores, gaps)``, one per value."""
     estimator = clone(estimator).set_params(warm_start=True)
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
     X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
     weights = None if sample_weight is None else _safe_indexing(sample_weight, train)
-    scores, gaps = np.empty(strengths.size), np.empty(strengths.size)
-    for j, strength in enumerate(strengths):
-        estimator.set_params(strength=float(strength)).fit(X_train, y_train, weights)
+    scores, gaps = np.empty(values.size), np.empty(values.size)
+    for j, value in enumerate(values):
+        estimator.set_params(**{parameter: float(value)}).fit(X_train, y_train, weights)
         scores[j], gaps[j] = scorer(estimator, X_test, y_test), estimator.gap_
     return scores, gaps
+
+
+def cross_validated_path(base, parameter, values, X, y, sample_weight, cv, scorer, n_jobs):
+    """The scores and certified gaps ``(n_folds, n_values)`` of one warm-started path over
+    ``values`` of ``base``'s ``parameter`` per fold of ``cv`` (:func:`fold_path`; the folds in
+    parallel through joblib), and the inputs as the refit takes them: ``(scores, gaps, X, y,
+    sample_weight)``."""
+    X, y, sample_weight = indexable(X, y, sample_weight)
+    if np.ndim(y) == 2:  # a column vector (warned about by the fit checks): scorers want 1-D
+        y = column_or_1d(y)
+    folds = list(check_cv(cv, y, classifier=True).split(X, y))
+    paths = Parallel(n_jobs=n_jobs)(
+        delayed(fold_path)(base, parameter, X, y, sample_weight, train, test, values, scorer)
+        for train, test in folds
+    )
+    scores = np.array([scores for scores, _ in paths])
+    return scores, np.array([gaps for _, gaps in paths]), X, y, sample_weight
 
 
 class AdversarialClassifierCV(AdversarialClassifier):
@@ -218,16 +239,9 @@ class AdversarialClassifierCV(AdversarialClassifier):
         declared = self.loss if isinstance(self.loss, LossMatrix) else None
         check_classification_fit(clone(base), X, y, sample_weight, declared)
         scorer = make_loss_scorer() if self.scoring is None else check_scoring(base, self.scoring)
-        X, y, sample_weight = indexable(X, y, sample_weight)
-        if np.ndim(y) == 2:  # a column vector (warned about above): the scorers want 1-D labels
-            y = column_or_1d(y)
-        folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
-        paths = Parallel(n_jobs=self.n_jobs)(
-            delayed(fold_path)(base, X, y, sample_weight, train, test, strengths, scorer)
-            for train, test in folds
+        scores, gaps, X, y, sample_weight = cross_validated_path(
+            base, "strength", strengths, X, y, sample_weight, self.cv, scorer, self.n_jobs
         )
-        self.strengths_ = strengths
-        self.scores_ = np.array([scores for scores, _ in paths])
-        self.gaps_ = np.array([gaps for _, gaps in paths])
-        self.strength_ = float(strengths[np.argmax(self.scores_.mean(axis=0))])
+        self.strengths_, self.scores_, self.gaps_ = strengths, scores, gaps
+        self.strength_ = float(strengths[np.argmax(scores.mean(axis=0))])
         return super().fit(X, y, sample_weight=sample_weight)

@@ -93,11 +93,16 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
 
     def _declare(self, loss, total_weight):
         """The declaration ``game_``: the loss, ``[x; 1]``, the moment balls, the simplex."""
-        radius = self.radius
+        radius = self._fit_radius()
         if radius is None:  # the 1/sqrt(n) scale of Theorem 4's bound (1/n for Theorem 5)
             radius = 1.0 / total_weight if self.squared else 1.0 / np.sqrt(total_weight)
         balls = MomentBalls(radius, self.norm, self.squared, self.groups)
         self.game_ = PredictionGame(loss, Multiclass(self.fit_intercept), balls)
+
+    def _fit_radius(self):
+        """The radius ``fit`` uses: ``radius`` (the one chosen by cross-validation in
+        :class:`advgame.MinimaxClassifierCV`)."""
+        return self.radius
 
     @property
     def _game(self):

@@ -42,6 +42,11 @@ CASES = {
         False,
     ),
     "MinimaxClassifier-compile": (lambda: models.MinimaxClassifier(solver="compile"), (X, Y), True),
+    "MinimaxClassifierCV": (
+        lambda: models.MinimaxClassifierCV(loss="brier", radii=2, cv=2),
+        (X, Y),
+        False,
+    ),
     "MinimaxRegressor-compile": (
         lambda: models.MinimaxRegressor(solver="compile"),
         (X, 2.0 * X[:, 0]),
