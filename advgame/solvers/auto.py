@@ -46,12 +46,18 @@ __all__ = [
 AUTO_CERTIFY_SIZE = 200_000
 #: ``solver='auto'`` on a moment norm ball compiles the exact LP / SOCP up to this many game rows
 #: (``n k``) and runs the certified smoothing solver beyond (the l1 ball's LP on 1,000 optdigits
-#: rows, 10,000 game rows, ran past HiGHS's 300 s limit).
+#: rows, 10,000 game rows, ran past HiGHS's 300 s limit), or for an SOCP ball of radius from
+#: :data:`AUTO_SOCP_SMOOTHING_RADIUS` L-BFGS certified by the smoothing solver from its point
+#: (5,000 optdigits rows, l2 ball 0.01: 0.39 s against smoothing's 0.51 s in two runs; its
+#: Newton-CG steps cost more than L-BFGS's).
 AUTO_BALL_COMPILE_ROWS = 5_000
 #: On the SOCP balls (l2, group) of at least this radius, ``solver='auto'`` smooths (measured
 #: 1.2-8x faster than the SOCP, 6.4x for a general loss on vehicle's l2 ball), except the
 #: zero-one and general losses on a group ball up to :data:`AUTO_SOCP_SMALL_ROWS` game rows,
-#: which are compiled (1.0-1.1x the fastest there, smoothing 1.2-2.1x).
+#: which are compiled (1.0-1.1x the fastest there, smoothing 1.2-2.1x), and a general loss with
+#: fewer than :data:`AUTO_LBFGS_ROWS_PER_PARAM` game rows per parameter, also compiled (100
+#: optdigits rows with a cost matrix, 1.5 rows per parameter: the SOCP 1.36-1.39 s, smoothing
+#: 1.60-2.10 s in two runs).
 AUTO_SOCP_SMOOTHING_RADIUS = 0.01
 #: See :data:`AUTO_SOCP_SMOOTHING_RADIUS`.
 AUTO_SOCP_SMALL_ROWS = 1_000
@@ -128,19 +134,32 @@ def _auto_choice(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> tupl
     ball = type(uncertainty).__name__
     if norm is not None:
         ball = f"NormBall(radius={radius:.3g}, norm={norm!r})"
+    socp = norm in (2, "group")
     if rows > AUTO_BALL_COMPILE_ROWS:
+        if socp and radius >= AUTO_SOCP_SMOOTHING_RADIUS:
+            return "lbfgs", (
+                f"{ball} (an SOCP) of radius >= {AUTO_SOCP_SMOOTHING_RADIUS:g} on {size} > "
+                f"{AUTO_BALL_COMPILE_ROWS:,}: L-BFGS, then certified by the smoothing solver "
+                "from its point (fewer Newton-CG steps than smoothing from zero)"
+            )
         return "smoothing", (
             f"{ball} on {size} > {AUTO_BALL_COMPILE_ROWS:,}: the certified smoothing solver "
             "(the compiled program grows too slow)"
         )
-    socp = norm in (2, "group")
     structure = game.structure.kind
     small = rows <= AUTO_SOCP_SMALL_ROWS
+    per_param = rows / fmap.n_params
     if socp and radius >= AUTO_SOCP_SMOOTHING_RADIUS:
         if norm == "group" and structure in ("zero_one", "general") and small:
             return "compile", (
                 f"{ball} on {size}: the compiled SOCP, faster than smoothing for the {structure} "
                 f"loss on a group ball up to {AUTO_SOCP_SMALL_ROWS:,} game rows"
+            )
+        if structure == "general" and per_param < AUTO_LBFGS_ROWS_PER_PARAM:
+            return "compile", (
+                f"{ball} with a general loss on {size}, {per_param:.1f} game rows per "
+                f"parameter < {AUTO_LBFGS_ROWS_PER_PARAM}: the compiled SOCP, faster than "
+                "smoothing (whose general-loss steps cost more per parameter)"
             )
         return "smoothing", (
             f"{ball} (an SOCP) of radius >= {AUTO_SOCP_SMOOTHING_RADIUS:g} with the "
@@ -152,7 +171,6 @@ def _auto_choice(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> tupl
             f"{size}: the l1 regulariser keeps theta (nearly) at 0, which smoothing certifies "
             "in a few steps"
         )
-    per_param = rows / fmap.n_params
     if not socp and per_param >= AUTO_LBFGS_ROWS_PER_PARAM:
         return "lbfgs", (
             f"{ball} on {size}, {per_param:.0f} game rows per parameter >= "
@@ -170,17 +188,20 @@ def _auto_choice(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> tupl
 #: simplex family; :func:`describe_auto_choice` states it for one problem).
 AUTO_RULE = (
     "AdversarialClassifier(solver='auto') picks by a rule measured by 'advgame bench auto' "
-    "(docs/results/auto.md: median CPU time 1.00x the fastest certified solver, at most 2.3x on "
-    "135 problems): the compiled program for exact moment matching, for l1 and linf balls up "
+    "(docs/results/auto.md: CPU time against the fastest certified solver of each of 135 "
+    "problems): the compiled program for exact moment matching, for l1 and linf balls up "
     f"to {AUTO_BALL_COMPILE_ROWS:,} game rows (n k) with fewer than {AUTO_LBFGS_ROWS_PER_PARAM} "
     "game rows per parameter, for l2 and group balls of radius below "
-    f"{AUTO_SOCP_SMOOTHING_RADIUS:g} and for the zero-one and general losses on group balls up "
-    f"to {AUTO_SOCP_SMALL_ROWS:,} game rows; L-BFGS (then certified) on the LP balls with more "
-    "rows per parameter and on RKHS balls of radius below "
+    f"{AUTO_SOCP_SMOOTHING_RADIUS:g}, for the zero-one and general losses on group balls up "
+    f"to {AUTO_SOCP_SMALL_ROWS:,} game rows and for a general loss on an l2 or group ball with "
+    f"fewer than {AUTO_LBFGS_ROWS_PER_PARAM} game rows per parameter; L-BFGS (then certified) "
+    "on the LP balls with more rows per parameter, on l2 and group balls of radius from "
+    f"{AUTO_SOCP_SMOOTHING_RADIUS:g} beyond {AUTO_BALL_COMPILE_ROWS:,} game rows and on RKHS "
+    "balls of radius below "
     f"{AUTO_KERNEL_LBFGS_RADIUS:g}; the certified smoothing solver for soft moments, other kernel "
-    "fits, larger l2 / group balls and larger problems; L-BFGS where no smoothing applies beyond "
-    f"{AUTO_COMPILE_ROWS:,} game rows. The fitted model's solver_reason_ says which branch "
-    "applied."
+    "fits, the other l2 / group balls and larger LP balls; L-BFGS where no smoothing applies "
+    f"beyond {AUTO_COMPILE_ROWS:,} game rows. The fitted model's solver_reason_ says which "
+    "branch applied."
 )
 
 

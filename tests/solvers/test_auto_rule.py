@@ -72,7 +72,12 @@ linf_radius = auto.AUTO_LINF_SMOOTHING_RADIUS
         (ag.losses.zero_one(K), NormBall(radius, norm="group"), small_rows, False, "compile"),
         (GENERAL, NormBall(radius, norm="group"), small_rows, False, "compile"),
         (ag.losses.zero_one(K), NormBall(radius, norm="group"), small_rows + 1, False, "smoothing"),
-        (GENERAL, NormBall(1.0, norm=2), ball_rows + 1, False, "smoothing"),
+        # ... and a general loss with few game rows per parameter, compiled
+        (GENERAL, NormBall(radius, norm=2), lp_rows - 1, False, "compile"),
+        (GENERAL, NormBall(radius, norm=2), lp_rows, False, "smoothing"),
+        # beyond the compiled sizes: L-BFGS certified by smoothing from radius 0.01, else smoothing
+        (GENERAL, NormBall(1.0, norm=2), ball_rows + 1, False, "lbfgs"),
+        (ag.losses.zero_one(K), NormBall(radius / 10, norm=2), ball_rows + 1, False, "smoothing"),
     ],
 )
 def test_auto_picks_the_measured_rules_solver(loss, uncertainty, n, kernel, expected):
