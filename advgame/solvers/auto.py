@@ -7,8 +7,9 @@ ascent (:func:`advgame.solvers.fit_linear_dual`) handing over to the smoothing s
 (:func:`advgame.solvers.fit_smoothed`) where it applies, and the smoothing steps alone elsewhere.
 ``solver='auto'`` picks the compiled program or one of them by a rule measured by ``advgame bench
 auto`` (:func:`auto_solver`, stated for a problem by :func:`describe_auto_choice`; the table is
-docs/results/auto.md): compile for exact matching, small LP balls and small-radius SOCP balls,
-smoothing for soft moments, kernels, larger SOCP balls and large problems.  The other solvers
+docs/results/auto.md): compile for exact matching, LP balls with few rows per parameter and
+small-radius SOCP balls, certified L-BFGS for the other LP balls, smoothing for soft moments,
+kernels, larger SOCP balls and large problems.  The other solvers
 (L-BFGS, AdaGrad, PEGASOS) are certified afterwards by cutting planes
 (:func:`advgame.solvers.refine_cutting_plane`) while ``n * p`` is at most
 :data:`AUTO_CERTIFY_SIZE`, and by the certified solvers from their result beyond
@@ -188,8 +189,8 @@ def _auto_choice(game: Any, uncertainty: Any, fmap: Any, n_samples: int) -> tupl
 #: simplex family; :func:`describe_auto_choice` states it for one problem).
 AUTO_RULE = (
     "AdversarialClassifier(solver='auto') picks by a rule measured by 'advgame bench auto' "
-    "(docs/results/auto.md: CPU time against the fastest certified solver of each of 135 "
-    "problems): the compiled program for exact moment matching, for l1 and linf balls up "
+    "(docs/results/auto.md: at most 1.2x, median 1.00x, the CPU time of the fastest certified "
+    "solver on each of 135 problems): the compiled program for exact moment matching, for l1 and linf balls up "
     f"to {AUTO_BALL_COMPILE_ROWS:,} game rows (n k) with fewer than {AUTO_LBFGS_ROWS_PER_PARAM} "
     "game rows per parameter, for l2 and group balls of radius below "
     f"{AUTO_SOCP_SMOOTHING_RADIUS:g}, for the zero-one and general losses on group balls up "

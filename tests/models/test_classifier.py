@@ -343,9 +343,11 @@ def test_auto_states_its_rule():
     """solver='auto' records which branch of the measured rule applied (solver_reason_), and
     the declaration's explain() states the whole rule."""
     rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(30, 3)), np.arange(30) % 3
+    X, y = rng.normal(size=(30, 12)), np.arange(30) % 3  # 90 game rows, 39 parameters
     ball = ag.AdversarialClassifier(uncertainty="l1", strength=0.1).fit(X, y)
     assert ball.solver_ == "compile" and ball.solver_reason_.startswith("compile: NormBall")
+    many_rows = ag.AdversarialClassifier(uncertainty="l1", strength=0.1).fit(X[:, :3], y)
+    assert many_rows.solver_ == "lbfgs" and "game rows per parameter" in many_rows.solver_reason_
     soft = ag.AdversarialClassifier().fit(X, y)
     assert soft.solver_reason_.startswith(f"{soft.solver_}:")
     given = ag.AdversarialClassifier(solver="lbfgs").fit(X, y)
