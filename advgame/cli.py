@@ -198,6 +198,10 @@ REPRODUCTIONS = (
 #: by run (the names of the module's ``PARTS``, kept here so that building the parser imports no
 #: reproduction; a test checks them), with what they are.
 REPRODUCTION_PARTS = {
+    "fathony2018a": (
+        ("multiclass", "ordinal"),
+        "the multiclass Tables 2 and 6 or the ordinal Tables 4 and 5",
+    ),
     "graphical": (
         ("log-linear", "misspecified", "ocr-hamming", "ocr-cost-sensitive"),
         "Table 1 on the correctly specified or the misspecified synthetic sequences, or the OCR "

@@ -438,3 +438,20 @@ def test_models_setting_runs_the_columns_given():
 def test_unknown_kernels_are_refused_with_the_expected_names(kernels):
     with pytest.raises(ValueError, match="Settings.kernels must list 'linear' and/or 'rbf'"):
         protocol.run(settings=replace(protocol.QUICK, kernels=kernels), print_fn=lambda r: None)
+
+
+def test_parts_split_the_tables_between_two_runs():
+    """``--part multiclass`` runs Tables 2 and 6 (no ordinal set), ``--part ordinal`` Tables 4
+    and 5 (no multiclass set); together they are the full run's data sets."""
+    from advgame.reproductions.fathony2018a.settings import FULL, PARTS, part_settings
+
+    multiclass, ordinal = (part_settings(FULL, (part,)) for part in PARTS)
+    assert multiclass.multiclass == FULL.multiclass and not multiclass.ordinal
+    assert not multiclass.ordinal_rbf and not ordinal.multiclass
+    assert (ordinal.ordinal, ordinal.ordinal_rbf) == (FULL.ordinal, FULL.ordinal_rbf)
+    assert part_settings(FULL, None) == FULL == part_settings(FULL, PARTS)
+    for bad in ((), ("tables",)):
+        with pytest.raises(ValueError, match="parts must name some of"):
+            part_settings(FULL, bad)
+    records = protocol.run(settings=PARALLEL, parts=("ordinal",), print_fn=print, progress=False)
+    assert records and {r["table"] for r in records} == {"ordinal"}

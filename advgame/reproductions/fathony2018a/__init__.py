@@ -39,6 +39,8 @@ _LAZY = {
     "PAPER": ".tables",
     "Settings": ".settings",
     "Tuning": ".settings",
+    "PARTS": ".settings",
+    "part_settings": ".settings",
     "FULL": ".settings",
     "QUICK": ".settings",
     "SUBSAMPLED": ".settings",

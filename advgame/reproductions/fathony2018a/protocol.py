@@ -120,6 +120,7 @@ from .settings import (
     Settings,
     Tuning,
     paper_tuning,
+    part_settings,
 )
 from .tables import BINNING_CANDIDATES, COLUMNS, ORDINAL_BINNING, PAPER
 
@@ -736,7 +737,9 @@ def _record(table, kernel, dataset, losses, splits):
     }
 
 
-def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None, progress=True):
+def run(
+    quick=False, out=None, print_fn=print, n_jobs=None, settings=None, progress=True, parts=None
+):
     """Run Tables 2, 4, 5 and 6, print them, optionally write ``out`` (.json or .md).
 
     Parameters
@@ -760,6 +763,9 @@ def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None, progr
     progress : bool
         Progress lines and, in a terminal, a bar over each parallel batch of fits; False is
         quiet.
+    parts : tuple of str or None
+        Names of :data:`~advgame.reproductions.fathony2018a.settings.PARTS`: ``'multiclass'``
+        (Tables 2 and 6) and/or ``'ordinal'`` (Tables 4 and 5); None runs both.
 
     Returns
     -------
@@ -771,6 +777,7 @@ def run(quick=False, out=None, print_fn=print, n_jobs=None, settings=None, progr
     """
     if settings is None:
         settings = QUICK if quick else FULL
+    settings = part_settings(settings, parts)
     if settings.gaussian not in GAUSSIAN:
         raise ValueError(f"gaussian must be one of {GAUSSIAN}; got {settings.gaussian!r}.")
     if not settings.kernels or not set(settings.kernels) <= {"linear", "rbf"}:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 __all__ = [
     "Settings",
     "Tuning",
+    "PARTS",
+    "part_settings",
     "FULL",
     "QUICK",
     "SUBSAMPLED",
@@ -89,6 +91,27 @@ FULL = Settings(
     ordinal_rbf=("machinecpu",),
     rows={},
 )
+#: ``advgame reproduce fathony2018a --part NAME``: the multiclass tables (2 and 6, linear and
+#: Gaussian; about 42 of the full run's 60 minutes at 2 jobs) or the ordinal ones (4 and 5, about
+#: 20), each under an hour.
+PARTS = ("multiclass", "ordinal")
+
+
+def part_settings(settings, parts):
+    """``settings`` restricted to the data sets of ``parts`` (names of :data:`PARTS`; None: all
+    of them)."""
+    if parts is None:
+        return settings
+    unknown = set(parts) - set(PARTS)
+    if unknown or not parts:
+        raise ValueError(f"parts must name some of {PARTS}; got {parts!r}.")
+    if "multiclass" not in parts:
+        settings = replace(settings, multiclass=())
+    if "ordinal" not in parts:
+        settings = replace(settings, ordinal=(), ordinal_rbf=())
+    return settings
+
+
 #: The earlier full run: :data:`FULL` with the larger data sets subsampled (:data:`FULL_ROWS`)
 #: and Gaussian kernel principal components.
 SUBSAMPLED = replace(FULL, rows=FULL_ROWS, gaussian="kpca")
