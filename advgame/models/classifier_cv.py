@@ -186,7 +186,7 @@ class AdversarialClassifierCV(AdversarialClassifier):
         solver: str = "auto",
         backend: str = "auto",
         max_iter: int = 1000,
-        tol: float = 1e-4,
+        tol: float = 1e-3,
         certify: str | bool = "auto",
         batch_size: int = 64,
         random_state: int | np.random.Generator | None = None,

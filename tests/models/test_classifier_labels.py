@@ -50,13 +50,13 @@ def test_abstain_label_is_not_checked_without_an_abstain_action(iris):
 # -------------------------------------------------------- 2. the abstention label's type
 def test_default_abstain_label_follows_the_classes_type(iris, graded):
     X, y = iris
-    numeric = ag.AdversarialClassifier(loss="abstain", alpha=0.3).fit(X, y)
+    numeric = ag.AdversarialClassifier(loss="abstain", alpha=0.3, tol=1e-4).fit(X, y)
     assert numeric.abstain_label is None and numeric.abstain_label_ == -1
     predicted = numeric.predict(X)
     assert predicted.dtype == y.dtype and -1 in predicted
 
     X, names = graded
-    clf = ag.AdversarialClassifier(loss="abstain", alpha=0.3).fit(X, names)
+    clf = ag.AdversarialClassifier(loss="abstain", alpha=0.3, tol=1e-4).fit(X, names)
     assert clf.abstain_label_ == "abstain"
     predicted = clf.predict(X)
     assert predicted.dtype.kind == "U"

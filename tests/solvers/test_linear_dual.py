@@ -245,7 +245,7 @@ def test_switch_gives_up_on_dense_problems_and_the_classifier_goes_on_by_smoothi
     monkeypatch.setattr(solvers, "DENSE_MOVED", 1.0)
     late = fit_linear_dual(game, design, y, w, model.uncertainty_, switch=True)
     assert late.n_iter == solvers.DENSE_EPOCHS and "still active after" in late.message
-    fitted = ag.AdversarialClassifier().fit(X, y)
+    fitted = ag.AdversarialClassifier(tol=1e-4).fit(X, y)
     assert fitted.converged_ == "certified" and fitted.gap_ <= 1e-4
     assert fitted.n_iter_ > solvers.DENSE_EPOCHS  # the ascent's epochs and the smoothing steps
     full = fit_linear_dual(game, design, y, w, model.uncertainty_, 1e-4, 100_000)
@@ -260,7 +260,7 @@ def test_the_classifier_certifies_by_dual_ascent_where_it_applies(iris):
     X, y = load_digits(return_X_y=True)
     X = StandardScaler().fit_transform(X[:500])
     y = y[:500]
-    model = ag.AdversarialClassifier().fit(X, y)
+    model = ag.AdversarialClassifier(tol=1e-4).fit(X, y)
     # the classifier fits the distinct rows in their canonical order (its sample-weight rule)
     X, y, w = distinct_rows(X, y, np.ones(len(y)))
     game, design = model.game_.game(), model.feature_map_.bind(X).X1
@@ -272,7 +272,7 @@ def test_the_classifier_certifies_by_dual_ascent_where_it_applies(iris):
     exact, (game, design, y_index, w) = _compiled(X, y)
     ascent = fit_linear_dual(game, design, y_index, w, exact.uncertainty_, 1e-4, switch=True)
     assert "still active after 8 epochs" in ascent.message
-    model = ag.AdversarialClassifier().fit(X, y)
+    model = ag.AdversarialClassifier(tol=1e-4).fit(X, y)
     assert model.converged_ == "certified" and model.n_iter_ > ascent.n_iter
     assert model.objective_ - model.gap_ <= exact.objective_ + 1e-9 <= model.objective_ + 2e-9
     fmap = exact.feature_map_
