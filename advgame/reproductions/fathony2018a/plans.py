@@ -43,7 +43,12 @@ from ...models import AdversarialClassifier
 from .settings import SEED
 from .tables import ALPHA, COLUMNS
 
-__all__ = ["compare_plans", "matrix_plans"]
+__all__ = ["compare_plans", "matrix_plans", "TOL"]
+
+#: The certified relative gap of the adversarial models: the tolerance every run in
+#: docs/results/fathony2018a.md used (the estimator's default became 1e-3 later; the runs keep
+#: theirs, so that their commands reproduce their numbers).
+TOL = 1e-4
 
 
 def _adversarial(loss, **options):
@@ -53,7 +58,7 @@ def _adversarial(loss, **options):
     def make(lam, n, gamma=None):
         kernel = {} if gamma is None else {"kernel": "rbf", "gamma": gamma}
         return AdversarialClassifier(
-            loss=loss, strength=lam, random_state=SEED, **kernel, **options
+            loss=loss, strength=lam, tol=TOL, random_state=SEED, **kernel, **options
         )
 
     return make
