@@ -281,7 +281,7 @@ def test_subgradient_and_pegasos_approach_and_certify_the_optimum(iris):
     )
     np.testing.assert_array_equal(same.fit(X, y).theta_, same.fit(X, y).theta_)  # reproducible
     certified = ag.AdversarialClassifier(
-        solver="pegasos", max_iter=20, random_state=0, **kernel
+        solver="pegasos", max_iter=20, random_state=0, tol=1e-8, **kernel
     ).fit(X, y)
     assert abs(certified.objective_ - optimum) <= 1e-6 * optimum
 
