@@ -191,7 +191,9 @@ QUICK = Settings(
 )
 #: The untimed warm-up before either: tiny problems of each kind, every loss on soft moments, an
 #: LP ball and an SOCP ball, so that no timed fit compiles a numba kernel (a first zero-one or
-#: abstain fit on soft moments, 0.004 s warm, took 0.8-3.3 s with its compilation).
+#: abstain fit on soft moments, 0.004 s warm, took 0.8-3.3 s with its compilation).  Its fits
+#: have no CPU cap: a cap's signal inside numba's compiler leaves the kernel unusable ("no
+#: compiled object yet") for the rest of the process.
 WARM_UP = Settings(
     agreement=(("iris", _LOSSES),),
     agreement_sets=("soft", "l1", "l2"),
@@ -205,8 +207,8 @@ WARM_UP = Settings(
     repeat_below=0.0,
     settle=0.0,
     cap_factor=3.0,
-    cap_min=3.0,
-    cap_max=30.0,
+    cap_min=math.inf,
+    cap_max=math.inf,
     compile_max_rows=5_000,
 )
 
@@ -381,6 +383,7 @@ def measure(problem, settings, X=None, y=None):
         if not _applies(problem, solver, obstacle, X.shape[0] * probe.classes_.size, settings):
             continue
         cap = min(settings.cap_max, max(settings.cap_min, settings.cap_factor * best))
+        cap = None if math.isinf(cap) else cap  # the warm-up: never interrupt a compilation
         seconds, fitted = _fit_once(problem, X, y, solver, cap)
         runs[solver] = [seconds] if seconds is not None else []
         fits[solver] = fitted if fitted is not None else cap
