@@ -153,6 +153,23 @@ class RowGeneration:
     equilibrated program when the program needs it (:class:`Equilibrated`); rows added later
     are scaled by the same columns and by powers of two of their own.  Only rows may be added:
     the variables, their bounds and the cost stay those of the first solve.
+
+    Parameters
+    ----------
+    program : Program
+        An LP (``program.kind == 'LP'``); rows added to it later (``program.add_rows``) join
+        the model at the next :meth:`solve`.
+    time_limit : float or None, default=DEFAULT_TIME_LIMIT
+        HiGHS' time limit, as in :func:`solve_highs`.
+    tolerance : float, default=1e-9
+        HiGHS' primal and dual feasibility tolerance, in :data:`TOLERANCE_RANGE`.
+
+    Raises
+    ------
+    NotApplicableError
+        For a QP, SOCP or exponential-cone program.
+    ValueError
+        For a bad ``time_limit`` or ``tolerance``.
     """
 
     def __init__(

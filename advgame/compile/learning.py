@@ -509,9 +509,29 @@ def add_cuts(
     cut_Q: np.ndarray,
     name: str,
 ) -> slice:
-    """Add to a master of :func:`compile_cuts` the cuts ``u_i >= H_L(q_t) + q_t^T f_i(theta)``
-    of the samples ``cut_rows`` and adversaries ``cut_Q`` as the row group ``name``; returns
-    its rows."""
+    r"""Add to a master of :func:`compile_cuts` the cuts ``u_i >= H_L(q_t) + q_t^T f_i(theta)``
+    (``H_L(q) = min_a (Lq)_a``, Fathony et al. 2018a, Theorem 19's game value as a maximum
+    over ``q``) of the samples ``cut_rows`` and adversaries ``cut_Q``.
+
+    Parameters
+    ----------
+    program : Program
+        A master built by :func:`compile_cuts` (its blocks ``theta`` and ``u``).
+    loss_matrix : array-like of shape (n_actions, k)
+    D : sparse matrix (n k, p)
+        The bound feature map's design.
+    cut_rows : ndarray of shape (m,)
+        The sample of each cut.
+    cut_Q : ndarray of shape (m, k)
+        The adversary distribution of each cut.
+    name : str
+        The new row group's name (unique in ``program``).
+
+    Returns
+    -------
+    slice
+        The rows of the new cuts.
+    """
     L = np.asarray(loss_matrix, dtype=np.float64)
     theta, u = program.variables["theta"], program.variables["u"]
     n, k, m = u.stop - u.start, L.shape[1], cut_rows.size

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from ..uncertainty import UncertaintySet
 
-__all__ = ["AdversarialClassifierCV", "cross_validated_path", "strength_grid"]
+__all__ = ["AdversarialClassifierCV", "cross_validated_path", "path_estimator", "strength_grid"]
 
 #: ``strengths=n`` is ``n`` strengths evenly spaced in log scale from ``STRENGTH_RANGE[0]``
 #: (strong) to ``STRENGTH_RANGE[1]`` (weak): ``lam`` of soft moments (the weighted mean loss
@@ -95,10 +95,20 @@ def fold_path(estimator, parameter, X, y, sample_weight, train, test, values, sc
     return scores, gaps
 
 
+def path_estimator(cv_estimator, base_class, parameter):
+    """The ``base_class`` estimator of a CV estimator's paths: every parameter of
+    ``base_class`` but ``parameter`` (the one the paths vary) and ``warm_start``, read from
+    ``cv_estimator``."""
+    names = base_class._get_param_names()
+    shared = (name for name in names if name not in (parameter, "warm_start"))
+    return base_class(**{name: getattr(cv_estimator, name) for name in shared})
+
+
 def cross_validated_path(base, parameter, values, X, y, sample_weight, cv, scorer, n_jobs):
     """The scores and certified gaps ``(n_folds, n_values)`` of one warm-started path over
     ``values`` of ``base``'s ``parameter`` per fold of ``cv`` (:func:`fold_path`; the folds in
-    parallel through joblib), and the inputs as the refit takes them: ``(scores, gaps, X, y,
+    parallel through joblib), the value of the best mean score (the first of ties, in the order
+    of ``values``) and the inputs as the refit takes them: ``(scores, gaps, best, X, y,
     sample_weight)``."""
     X, y, sample_weight = indexable(X, y, sample_weight)
     if np.ndim(y) == 2:  # a column vector (warned about by the fit checks): scorers want 1-D
@@ -109,7 +119,8 @@ def cross_validated_path(base, parameter, values, X, y, sample_weight, cv, score
         for train, test in folds
     )
     scores = np.array([scores for scores, _ in paths])
-    return scores, np.array([gaps for _, gaps in paths]), X, y, sample_weight
+    best = float(values[np.argmax(scores.mean(axis=0))])
+    return scores, np.array([gaps for _, gaps in paths]), best, X, y, sample_weight
 
 
 class AdversarialClassifierCV(AdversarialClassifier):
@@ -221,12 +232,6 @@ class AdversarialClassifierCV(AdversarialClassifier):
         """The strength of the refit: ``strength_`` (None while the paths run)."""
         return getattr(self, "strength_", None)
 
-    def _path_estimator(self):
-        """The :class:`AdversarialClassifier` of the paths: this one's parameters."""
-        names = AdversarialClassifier._get_param_names()
-        shared = (name for name in names if name not in ("strength", "warm_start"))
-        return AdversarialClassifier(**{name: getattr(self, name) for name in shared})
-
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> AdversarialClassifierCV:
@@ -234,14 +239,13 @@ class AdversarialClassifierCV(AdversarialClassifier):
         best mean score, and refit on ``X`` (n, d), ``y`` (n,) at it (see the class)."""
         self._check_params()  # the estimator's own parameters, before any fold runs
         strengths = strength_grid(self.strengths, self.uncertainty)
-        base = self._path_estimator()
+        base = path_estimator(self, AdversarialClassifier, "strength")
         # X, y and the weights checked as the refit will check them, before the folds split them
         declared = self.loss if isinstance(self.loss, LossMatrix) else None
         check_classification_fit(clone(base), X, y, sample_weight, declared)
         scorer = make_loss_scorer() if self.scoring is None else check_scoring(base, self.scoring)
-        scores, gaps, X, y, sample_weight = cross_validated_path(
+        self.scores_, self.gaps_, self.strength_, X, y, sample_weight = cross_validated_path(
             base, "strength", strengths, X, y, sample_weight, self.cv, scorer, self.n_jobs
         )
-        self.strengths_, self.scores_, self.gaps_ = strengths, scores, gaps
-        self.strength_ = float(strengths[np.argmax(scores.mean(axis=0))])
+        self.strengths_ = strengths
         return super().fit(X, y, sample_weight=sample_weight)

@@ -17,7 +17,7 @@ from sklearn.base import clone
 from sklearn.metrics import check_scoring
 
 from .._estimator.inputs import check_classification_fit
-from .classifier_cv import cross_validated_path, strength_grid
+from .classifier_cv import cross_validated_path, path_estimator, strength_grid
 from .minimax import MinimaxClassifier
 
 if TYPE_CHECKING:
@@ -135,26 +135,21 @@ class MinimaxClassifierCV(MinimaxClassifier):
         """The radius of the refit: ``radius_`` (None while the paths run)."""
         return getattr(self, "radius_", None)
 
-    def _path_estimator(self):
-        """The :class:`MinimaxClassifier` of the paths: this one's parameters."""
-        names = MinimaxClassifier._get_param_names()
-        shared = (name for name in names if name not in ("radius", "warm_start"))
-        return MinimaxClassifier(**{name: getattr(self, name) for name in shared})
-
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> MinimaxClassifierCV:
         """Score every radius on every fold (one warm-started path per fold), choose the best
         mean score, and refit on ``X`` (n, d), ``y`` (n,) at it (see the class)."""
         self._check_params()
+        if self.loss not in DEFAULT_SCORING:  # before any fold runs (the refit checks it too)
+            raise ValueError(f"loss must be one of {tuple(DEFAULT_SCORING)}; got {self.loss!r}.")
         radii = strength_grid(self.radii, "ball", name="radii")
-        base = self._path_estimator()
+        base = path_estimator(self, MinimaxClassifier, "radius")
         check_classification_fit(clone(base), X, y, sample_weight)  # before the folds split it
-        scoring = DEFAULT_SCORING.get(self.loss) if self.scoring is None else self.scoring
+        scoring = DEFAULT_SCORING[self.loss] if self.scoring is None else self.scoring
         scorer = check_scoring(base, scoring)
-        scores, gaps, X, y, sample_weight = cross_validated_path(
+        self.scores_, self.gaps_, self.radius_, X, y, sample_weight = cross_validated_path(
             base, "radius", radii, X, y, sample_weight, self.cv, scorer, self.n_jobs
         )
-        self.radii_, self.scores_, self.gaps_ = radii, scores, gaps
-        self.radius_ = float(radii[np.argmax(scores.mean(axis=0))])
+        self.radii_ = radii
         return super().fit(X, y, sample_weight=sample_weight)

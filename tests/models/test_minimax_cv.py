@@ -94,3 +94,9 @@ def test_bad_radii_are_refused(radii, match):
     X, y = _wine()
     with pytest.raises(ValueError, match=match):
         ag.MinimaxClassifierCV(radii=radii).fit(X, y)
+
+
+def test_an_unknown_loss_is_refused_before_any_fold_runs():
+    X, y = _wine()
+    with pytest.raises(ValueError, match="loss must be one of"):
+        ag.MinimaxClassifierCV(loss="hinge", radii=2, cv=2).fit(X, y)
