@@ -517,7 +517,8 @@ def add_cuts(
     ----------
     program : Program
         A master built by :func:`compile_cuts` (its blocks ``theta`` and ``u``).
-    loss_matrix : array-like of shape (n_actions, k)
+    loss_matrix : array-like
+        ``L[a, y]``, one row per action and one column per label.
     D : sparse matrix (n k, p)
         The bound feature map's design.
     cut_rows : ndarray of shape (m,)
