@@ -248,10 +248,13 @@ def certified_fit(
     dual0: np.ndarray | None = None,
 ) -> TrainingResult:
     """The certified smoothing solver from ``theta0``: with the exact Gram matrix ``K(X, X)``
-    (the bound operator's, computed once) for kernel features; linear dual ascent first from
-    ``theta0 = 0``, or from the dual point ``dual0`` (a warm start), where it applies (it gives
+    (the bound operator's, computed once) for kernel features; linear dual ascent first where
+    it applies, from the dual point ``dual0`` (a warm start) or else from ``Q = E_y`` (it gives
     up, uncertified and silently, where the smoothing steps are faster, which then go on from
-    its point; ``n_iter`` counts both).
+    its point, or from ``theta0`` when that is given without ``dual0``; ``n_iter`` counts
+    both).  A start ``theta0 != 0`` or ``dual0`` skips the smoothing's coarse subsample
+    (:func:`~advgame.solvers.fit_smoothed`'s ``coarse``): the start is already the solution of
+    a neighbouring problem.
 
     ``progress`` (a :class:`advgame.solvers._progress.Progress`, or a line callback) gets a
     phase per solver run, the first saying why it runs (``reason``), the last ``handing over
@@ -275,7 +278,8 @@ def certified_fit(
             progress=phase,
         )
         return _ended(phase, result, then)
-    if linear_dual_obstacle(o) is None and (dual0 is not None or not np.any(theta0)):
+    warm = dual0 is not None or np.any(theta0)
+    if linear_dual_obstacle(o) is None:
         X1 = o.operator.X1
         phase = progress.phase("linear dual ascent", reason, "epoch", max_iter)
         ascent = fit_linear_dual(
@@ -294,12 +298,14 @@ def certified_fit(
         if ascent.message == "certified":
             return _ended(phase, ascent, then)
         phase.finish(ascent, handover="smoothing")
-        phase = progress.phase("smoothing", "from the dual ascent's point", "step", max_iter)
-        result = fit_smoothed(o, ascent.theta, tol, max_iter, warn=warn, progress=phase)
+        start = theta0 if dual0 is None and warm else ascent.theta
+        origin = "the warm start" if start is theta0 else "the dual ascent's point"
+        phase = progress.phase("smoothing", f"from {origin}", "step", max_iter)
+        result = fit_smoothed(o, start, tol, max_iter, warn=warn, coarse=not warm, progress=phase)
         result.n_iter += ascent.n_iter
         return _ended(phase, result, then)
     phase = progress.phase("smoothing", reason, "step", max_iter)
-    result = fit_smoothed(o, theta0, tol, max_iter, warn=warn, progress=phase)
+    result = fit_smoothed(o, theta0, tol, max_iter, warn=warn, coarse=not warm, progress=phase)
     return _ended(phase, result, then)
 
 
@@ -329,9 +335,13 @@ def fit_first_order(
     (a regularisation path, ``warm_start``): the linear dual ascent from the dual point
     ``dual0`` where it applies (:func:`advgame.solvers.dual_ascent.rescaled_dual` moves a
     previous one to the new strength), else the smoothing steps from ``theta0``; without
-    ``dual0`` the ascent starts cold where it applies (from ``Q = E_y``, faster than smoothing
-    steps from ``theta0``).  The certificate is a cold fit's, so a warm fit reaches the same
-    certified optimum.  The others start at 0 and are
+    ``dual0`` the ascent starts cold where it applies (from ``Q = E_y``: at strong
+    regularisation it certifies within a few epochs, faster than smoothing steps from
+    ``theta0``) and, where it gives up, the smoothing steps go on from ``theta0``, not from the
+    ascent's point (measured on 5-fold paths of 10 strengths, 1 to 1e-5: the warm fits'
+    CPU time 0.72x the cold fits' on satimage, 0.64x on 20,000 synthetic rows, 0.78x on
+    segment, against 0.98-1.0x when the smoothing restarted from the ascent's point).  The
+    certificate is a cold fit's, so a warm fit reaches the same certified optimum.  The others start at 0 and are
     certified by cutting planes when ``certify`` is True, or ``'auto'`` up to that size;
     ``'auto'`` beyond finishes with :func:`certified_fit` from their result where it applies
     (a ``ConvergenceWarning`` and an ``'uncertified ...'`` message where it does not);
@@ -352,7 +362,7 @@ def fit_first_order(
     fmap, uncertainty = objective.fmap, objective.uncertainty
     progress = Progress.of(report)
     warm = theta0 is not None and solver == "smoothing"
-    if not warm or (dual0 is None and linear_dual_obstacle(objective) is None):
+    if not warm:
         theta0, dual0 = np.zeros(fmap.n_params), None
     size = objective.y.size * fmap.n_params
     small = size <= AUTO_CERTIFY_SIZE

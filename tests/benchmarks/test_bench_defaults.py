@@ -9,8 +9,9 @@ import pytest
 from advgame.benchmarks import defaults
 from advgame.cli import main
 
-#: iris alone, one split; the speed part on iris
-TINY = defaults.Settings(("iris",), 1, ("iris",))
+#: iris alone, one split; the speed part on iris; the best strength in hindsight on iris
+#: (2 splits, 2 strengths)
+TINY = defaults.Settings(("iris",), 1, ("iris",), {"iris": 2}, (1e-3, 1.0))
 
 
 def test_verdicts_apply_the_criterion():
@@ -31,13 +32,57 @@ def test_verdicts_apply_the_criterion():
     assert {v["sets"] for v in verdict.values()} == {3}
 
 
+def test_oracle_verdicts_apply_the_criterion_to_the_best_margins():
+    """The best-in-hindsight margins per set go through part 1's criterion, per loss."""
+    records = [
+        {"set": "s1", "loss": "zero_one", "best margin": 0.5},
+        {"set": "s2", "loss": "zero_one", "best margin": -0.8},
+        {"set": "s3", "loss": "zero_one", "best margin": 0.1},
+        {"set": "s1", "loss": "abstain", "best margin": 2.0},
+        {"set": "s2", "loss": "abstain", "best margin": -1.2},
+    ]
+    verdict = {v["loss"]: v for v in defaults.oracle_verdicts(records)}
+    assert verdict["zero_one"]["passes"] and verdict["zero_one"]["worst margin"] == -0.8
+    assert verdict["zero_one"]["median margin"] == 0.1
+    assert not verdict["abstain"]["passes"] and verdict["abstain"]["sets"] == 2
+    assert "ordinal" not in verdict
+
+
+def test_bench_oracle_margins_are_logistic_minus_adversarial_points():
+    """On iris (2 splits, 2 strengths) the best strength is the one of the largest mean margin,
+    and the margins are LR's test points minus the classifier's, recomputed here."""
+    from sklearn.linear_model import LogisticRegression
+
+    from advgame import AdversarialClassifier
+    from advgame.metrics import make_loss_scorer
+
+    records = defaults.bench_oracle("iris", 2, (1e-3, 1.0), lambda message: None)
+    assert [r["loss"] for r in records] == ["zero_one", "abstain"]
+    X, y = defaults.load_set("iris")
+    for r in records:
+        expected = []
+        for seed in range(2):
+            X_train, X_test, y_train, y_test = defaults.split(X, y, seed)
+            lr = LogisticRegression().fit(X_train, y_train)
+            model = AdversarialClassifier(loss=r["loss"], strength=1.0).fit(X_train, y_train)
+            score = make_loss_scorer()
+            # LR never abstains: its points under either loss are its error rate
+            expected.append(
+                100 * (1 - lr.score(X_test, y_test)) + 100 * score(model, X_test, y_test)
+            )
+        assert r["margins"][1] == pytest.approx(np.mean(expected), abs=1e-9)
+        assert r["best margin"] == max(r["margins"])
+        assert r["best strength"] == (1e-3, 1.0)[int(np.argmax(r["margins"]))]
+        assert r["splits"] == 2 and r["best se"] >= 0
+
+
 @pytest.mark.slow  # about 20 s: 6 candidates x 2 losses, then 5 x 10 path and grid fits
 def test_bench_defaults_tiny_writes_json(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(defaults, "QUICK", TINY)
     out = tmp_path / "defaults.json"
     assert main(["bench", "defaults", "--quick", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "Part 1" in printed and "Part 2" in printed
+    assert "Part 1" in printed and "Part 2" in printed and "Part 3" in printed
     saved = json.loads(out.read_text())
     records, speed = saved["records"], saved["speed"]
     assert {(r["set"], r["loss"]) for r in records} == {("iris", "zero_one"), ("iris", "abstain")}

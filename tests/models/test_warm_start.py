@@ -3,7 +3,7 @@ reaches the certified optimum of a cold fit, and of the compiled program, within
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_wine
+from sklearn.datasets import load_wine, make_classification
 from sklearn.preprocessing import StandardScaler
 
 import advgame as ag
@@ -75,6 +75,24 @@ def test_warm_start_resumes_from_the_previous_dual_point(wine):
     cold = ag.AdversarialClassifier(**params).fit(X[two], y[two])
     warm.fit(X[two], y[two])
     assert warm.n_iter_ == cold.n_iter_ and np.array_equal(warm.theta_, cold.theta_)
+
+
+def test_warm_start_without_a_dual_point_steps_on_from_the_previous_parameters(capsys):
+    """Dense rows: the dual ascent gives up after an epoch and the fit ends in smoothing steps,
+    so it leaves no dual point.  The next fit of the path runs the ascent cold, and when that
+    gives up again the steps go on from the previous parameters (not from the ascent's point,
+    a restart): fewer steps than the cold fit, the same certified optimum."""
+    X, y = make_classification(1500, 20, n_informative=5, n_classes=4, flip_y=0.3, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    warm = ag.AdversarialClassifier(warm_start=True, strength=1e-3).fit(X, y)
+    assert warm.dual_ is None and warm.converged_ == "certified"
+    warm.set_params(strength=1e-4, verbose=1).fit(X, y)
+    assert "smoothing (from the warm start): certified" in capsys.readouterr().err
+    cold = ag.AdversarialClassifier(strength=1e-4).fit(X, y)
+    assert warm.converged_ == cold.converged_ == "certified"
+    assert warm.n_iter_ < cold.n_iter_
+    assert warm.objective_ - warm.gap_ <= cold.objective_ + 1e-12
+    assert cold.objective_ - cold.gap_ <= warm.objective_ + 1e-12
 
 
 def test_linear_dual_ascent_from_a_dual_point(wine):

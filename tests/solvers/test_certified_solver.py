@@ -387,6 +387,21 @@ def test_coarse_warm_start_keeps_the_certificate(data, loss, uncertainty, monkey
     assert warm.objective == pytest.approx(cold.objective, abs=2 * tol + slack)
 
 
+def test_coarse_warm_start_only_below_its_own_tolerance(data, monkeypatch):
+    """At ``tol >= COARSE_TOL`` the subsample would be solved as tightly as the full problem:
+    the run is the one of ``coarse=False``, step for step; below it the path differs."""
+    X, y = data
+    monkeypatch.setattr(solvers, "COARSE_MIN_ROWS", 40)
+    monkeypatch.setattr(solvers, "COARSE_STEP", 3)
+    objective, _ = _problem(X, y, _loss("zero_one"), _uncertainty("soft", y.size))
+    theta0 = np.zeros(objective.fmap.n_params)
+    for tol, same in ((solvers.COARSE_TOL, True), (1e-6, False)):
+        default = fit_smoothed(objective, theta0, tol=tol)
+        off = fit_smoothed(objective, theta0, tol=tol, coarse=False)
+        assert default.message == off.message == "certified"
+        assert (default.n_iter == off.n_iter and np.array_equal(default.theta, off.theta)) == same
+
+
 def test_subset_objective_renormalises_the_weights(data):
     X, y = data
     objective, _ = _problem(X, y, _loss("zero_one"), _uncertainty("soft", y.size))
