@@ -341,11 +341,11 @@ def fit_first_order(
     ascent's point (measured on 5-fold paths of 10 strengths, 1 to 1e-5: the warm fits'
     CPU time 0.72x the cold fits' on satimage, 0.64x on 20,000 synthetic rows, 0.78x on
     segment, against 0.98-1.0x when the smoothing restarted from the ascent's point).  The
-    certificate is a cold fit's, so a warm fit reaches the same certified optimum.  The others start at 0 and are
-    certified by cutting planes when ``certify`` is True, or ``'auto'`` up to that size;
-    ``'auto'`` beyond finishes with :func:`certified_fit` from their result where it applies
-    (a ``ConvergenceWarning`` and an ``'uncertified ...'`` message where it does not);
-    ``False`` leaves them uncertified.  ``report`` (a line callback, or a
+    certificate is a cold fit's, so a warm fit reaches the same certified optimum.  The others
+    start at 0 and are certified by cutting planes when ``certify`` is True, or ``'auto'`` up
+    to that size; ``'auto'`` beyond finishes with :func:`certified_fit` from their result where
+    it applies (a ``ConvergenceWarning`` and an ``'uncertified ...'`` message where it does
+    not); ``False`` leaves them uncertified.  ``report`` (a line callback, or a
     :class:`advgame.solvers._progress.Progress` carrying the estimator's ``verbose``) hears a
     line per solver run (phase) and, at ``verbose >= 2``, per iteration block.
 
