@@ -6,6 +6,8 @@ import json
 import re
 from dataclasses import replace
 
+import numpy as np
+
 from advgame.cli import main
 from advgame.reproductions import blondel2019 as pl
 
@@ -73,3 +75,21 @@ def test_bench_projection_losses_tiny_writes_json(tmp_path, capsys, monkeypatch)
         assert all(
             0 <= mean <= upper and (sd, mark) == (0, "") for mean, sd, mark in r["columns"].values()
         )
+
+
+def test_yeast_splits_have_the_papers_sizes():
+    """Yeast's vendored file has no train/test column: its random splits keep the MULAN
+    split's sizes (Blondel 2019, Table 5: 1,500 training and 917 test rows), each row in one
+    part; a subsample (``multilabel_rows``) falls back to 80/20."""
+    from advgame.datasets import load
+
+    data = load("multilabel/yeast")
+    settings = replace(pl.FULL, splits=2)
+    X, Y, splits = pl._multilabel_splits("yeast", data, settings, np.random.default_rng(0))
+    assert len(splits) == 2 and X.shape[0] == Y.shape[0] == 2417
+    for train, test in splits:
+        assert (train.size, test.size) == (1500, 917)
+        assert np.array_equal(np.sort(np.r_[train, test]), np.arange(2417))
+    small = replace(settings, multilabel_rows=100)
+    _, _, splits = pl._multilabel_splits("yeast", data, small, np.random.default_rng(0))
+    assert [(train.size, test.size) for train, test in splits] == [(80, 20), (80, 20)]
