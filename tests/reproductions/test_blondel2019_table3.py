@@ -95,7 +95,7 @@ def test_paper_hamming_losses_are_multiples_of_one_test_entry_for_our_test_size(
 
 def test_scene_is_run_on_its_authors_split():
     data = load("multilabel/scene")
-    X, Y, splits = pl._multilabel_splits(data, pl.FULL, np.random.default_rng(0))
+    X, Y, splits = pl._multilabel_splits("scene", data, pl.FULL, np.random.default_rng(0))
     assert X.shape == (2407, 294) and Y.shape == (2407, 6)
     [(train, test)] = splits
     assert (len(train), len(test)) == (1211, 1196)  # Blondel (2019), Table 5: 908 + 303, 1196
