@@ -368,19 +368,21 @@ def format_oracle(records, verdict):
         "",
         "The criterion on the best-in-hindsight margins (no default can do better on a set):",
         "",
-        *table(
-            verdict,
-            [
-                ("loss", lambda r: r["loss"]),
-                ("sets", lambda r: str(r["sets"])),
-                ("median margin", lambda r: f"{r['median margin']:+.2f}"),
-                ("worst margin", lambda r: f"{r['worst margin']:+.2f}"),
-                ("passes", lambda r: "yes" if r["passes"] else "no"),
-            ],
-            left=1,
-            markdown=True,
-        ),
+        *_criterion_table(verdict, [("loss", lambda r: r["loss"])]),
     ]
+
+
+def _criterion_table(verdict, leading):
+    """The markdown table of verdicts (:func:`verdicts`, :func:`oracle_verdicts`): the
+    ``leading`` columns, then the sets, the median and worst margins and whether they pass."""
+    columns = [
+        *leading,
+        ("sets", lambda r: str(r["sets"])),
+        ("median margin", lambda r: f"{r['median margin']:+.2f}"),
+        ("worst margin", lambda r: f"{r['worst margin']:+.2f}"),
+        ("passes", lambda r: "yes" if r["passes"] else "no"),
+    ]
+    return table(verdict, columns, left=len(leading), markdown=True)
 
 
 def format_report(records, verdict, speed, meta):
@@ -412,18 +414,8 @@ def format_report(records, verdict, speed, meta):
         "",
         "The criterion (margin = LR points - candidate points; passes: median >= 0 and worst >= -1):",
         "",
-        *table(
-            verdict,
-            [
-                ("loss", lambda r: r["loss"]),
-                ("candidate", lambda r: r["model"]),
-                ("sets", lambda r: str(r["sets"])),
-                ("median margin", lambda r: f"{r['median margin']:+.2f}"),
-                ("worst margin", lambda r: f"{r['worst margin']:+.2f}"),
-                ("passes", lambda r: "yes" if r["passes"] else "no"),
-            ],
-            left=2,
-            markdown=True,
+        *_criterion_table(
+            verdict, [("loss", lambda r: r["loss"]), ("candidate", lambda r: r["model"])]
         ),
     ]
     if speed:
