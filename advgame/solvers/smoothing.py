@@ -330,10 +330,10 @@ DEFAULT_METHOD = "auto"
 #: 0.55-0.75x); on 1,000-5,000 rows (digits, satimage, optdigits) it did not help.  It runs
 #: only for ``tol < COARSE_TOL``: at ``tol = 1e-3`` (the estimators' default) the subsample is
 #: solved as tightly as the full problem and the full steps start at a tenth of the first
-#: smoothing, which costs more than it saves (measured, one BLAS thread, zero-one after the
-#: dual ascent, CPU seconds, medians of 5 fits: 20,000 rows 0.127 with it against 0.099
-#: without (38 against 14 steps); 14,286 rows 0.126 against 0.098; 100,000 rows 0.390 against
-#: 0.404; 285,715 rows 1.59 against 1.42).
+#: smoothing, which costs more than it saves: the default fit on the 20,000 synthetic rows of
+#: ``advgame bench defaults`` part 2 takes 14 steps without it against 38 with it, and 1.01-1.10x
+#: ``LogisticRegression()``'s CPU time against 1.26x (one BLAS thread, medians of 3 splits;
+#: docs/results/defaults.md).
 COARSE_MIN_ROWS, COARSE_STEP, COARSE_TOL = 10_000, 10, 1e-3
 #: ``precision='auto'`` of :func:`fit_smoothed` runs the steps with float32 feature products
 #: from this many rows on.  Measured (one BLAS thread, zero-one, ``tol = 1e-4``, a loaded
