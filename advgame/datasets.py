@@ -595,6 +595,7 @@ def make_prediction_set_example1(
     n_per_class: int = 200,
     n_outliers: int = 200,
     random_state: int | np.random.Generator | None = None,
+    class_state: int | np.random.Generator | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Wang and Qiao (2022), §5.1 Example 1: four Gaussian classes in 2-D, a frame of uniform outliers, and
     eight noise features.
@@ -607,7 +608,9 @@ def make_prediction_set_example1(
     symmetric positive definite).  Outliers: an equal-weight mixture of uniforms on four
     rectangles; the paper shows them only in its Figure 1, so they are chosen here as the frame
     :math:`8 \le \max(|x_1|, |x_2|) \le 10`.  Eight independent :math:`N(0, 0.1^2)` features are
-    appended to every point.  Class parameters are drawn once per call from ``random_state``.
+    appended to every point.  The class parameters :math:`r_k, \theta_k, \sigma_k, \epsilon_k`
+    are drawn from ``class_state`` when it is given (so one class geometry can be held fixed
+    while the points are redrawn), else from ``random_state``, once per call.
 
     Parameters
     ----------
@@ -617,6 +620,9 @@ def make_prediction_set_example1(
     n_outliers : int, default=200
         Outliers (label :data:`OUTLIER`), ``0`` for none (training data).
     random_state : int, numpy.random.Generator or None
+        The points (and the class parameters, when ``class_state`` is None).
+    class_state : int, numpy.random.Generator or None, default=None
+        The class parameters alone.
 
     Returns
     -------
@@ -624,9 +630,10 @@ def make_prediction_set_example1(
     y : ndarray of int, labels ``1..4`` and ``OUTLIER`` (-1)
     """
     rng = _prediction_set_rng(n_per_class, n_outliers, random_state)
-    radius, angle = rng.uniform(0, 6, 4), rng.uniform(0, 2 * np.pi, 4)
+    classes = rng if class_state is None else np.random.default_rng(class_state)
+    radius, angle = classes.uniform(0, 6, 4), classes.uniform(0, 2 * np.pi, 4)
     means = radius[:, None] * np.column_stack([np.cos(angle), np.sin(angle)])
-    sigma, eps = rng.uniform(0.8, 1.2, 4), rng.uniform(-0.5, 0.5, 4)
+    sigma, eps = classes.uniform(0.8, 1.2, 4), classes.uniform(-0.5, 0.5, 4)
     roots = sigma[:, None, None] * np.eye(2) + eps[:, None, None] * (1 - np.eye(2))
     y = np.repeat(np.arange(1, 5), n_per_class)
     z = rng.standard_normal((y.size, 2))

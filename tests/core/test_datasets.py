@@ -56,6 +56,23 @@ def test_prediction_set_example1_follows_seed_003():
     np.testing.assert_array_equal(again[0], X)
 
 
+def test_prediction_set_example1_class_state_fixes_the_classes_alone():
+    """With ``class_state`` the class means and covariances repeat across ``random_state``s
+    (sample moments of 3,000 points agree to sampling error) while the points differ; without
+    it the classes move with ``random_state``."""
+
+    def moments(**kwargs):
+        X, y = datasets.make_prediction_set_example1(n_per_class=3000, n_outliers=0, **kwargs)
+        return X, np.array([np.r_[X[y == k, :2].mean(0), np.cov(X[y == k, :2].T).ravel()]
+                            for k in range(1, 5)])  # fmt: skip
+
+    (X1, fixed1), (X2, fixed2) = (moments(random_state=s, class_state=7) for s in (1, 2))
+    assert not np.allclose(X1, X2)
+    np.testing.assert_allclose(fixed1, fixed2, atol=0.1)
+    _, free2 = moments(random_state=2)
+    assert np.abs(free2 - fixed2).max() > 0.5
+
+
 def test_prediction_set_example2_rings():
     X, y = datasets.make_prediction_set_example2(n_per_class=500, n_outliers=100, random_state=0)
     assert X.shape == (1_600, 100)

@@ -274,15 +274,75 @@ def _paper_record(experiment, method):
 
 def test_cell_status_counts_cells_outside_one_sd():
     gps, kfs = _paper_record("example2", "GPS"), _paper_record("example2", "GPSKFS")
-    assert ps.cell_status([gps, kfs]) == {"example2": (12, [])}
+    assert ps.cell_status([gps, kfs]) == {"example2": (12, [], [])}
     se = ps.PAPER["example2"]["detection_rate"][ps.METHODS.index("GPS")][1]
     sd = se * math.sqrt(ps.PAPER_REPLICATIONS)
     gps["detection_rate"] -= 1.01 * sd
     kfs["cardinality"] += 0.99 * ps.PAPER["example2"]["cardinality"][-1][1] * math.sqrt(200)
-    ((within, outside),) = ps.cell_status([gps, kfs]).values()
-    assert within == 11 and [cell[:3] for cell in outside] == [("GPS", "detection_rate", None)]
+    ((within, explained, outside),) = ps.cell_status([gps, kfs]).values()
+    assert within == 11 and explained == []
+    assert [cell[:3] for cell in outside] == [("GPS", "detection_rate", None)]
     former = dict(gps, experiment="example2_former")  # compared with the same paper table
-    assert ps.cell_status([former])["example2_former"][1][0][:3] == outside[0][:3]
+    assert ps.cell_status([former])["example2_former"][2][0][:3] == outside[0][:3]
+
+
+def _paper_sd(experiment, metric, method):
+    return ps.PAPER[experiment][metric][ps.METHODS.index(method)][1] * math.sqrt(200)
+
+
+def test_geometry_explains_a_gap_within_the_spread_of_geometries():
+    """The paper's mean 2 sd of ours away: explained when a tenth of the replications are as
+    far and a fixed geometry spreads no more than twice the paper's sd; not when the
+    replications are tight, or when the fixed geometry is itself wide."""
+    values = np.linspace(-1, 1, 21)  # mean 0; 4 of 21 values at |v| >= 0.85
+    assert ps.geometry_explains(values, 0.85, paper_sd=0.1, within_sd=0.2)
+    assert not ps.geometry_explains(values, 0.95, paper_sd=0.1, within_sd=0.2)  # 2 of 21
+    assert not ps.geometry_explains(values, 0.85, paper_sd=0.1, within_sd=0.21)
+    assert ps.geometry_explains(values, -0.85, paper_sd=0.1, within_sd=0.1)  # either side
+
+
+def test_cell_status_credits_the_geometry_only_to_example1_size_cells():
+    gps = _paper_record("example1", "GPS")
+    sd = _paper_sd("example1", "cardinality", "GPS")
+    gps["cardinality"] += 2 * sd
+    gps["coverage"][0] += 0.1
+    spread = gps["cardinality"] + np.linspace(-3, 3, 20) * sd  # mean unchanged
+    gps["replications"] = {"cardinality": spread.tolist()}
+    fixed = {"kind": "geometry", "method": "GPS", "cardinality_sd": sd}
+    without = ps.cell_status([gps])["example1"]
+    assert without[0] == 5 and without[1] == [] and len(without[2]) == 2
+    within, explained, outside = ps.cell_status([gps, fixed])["example1"]
+    assert [c[:3] for c in explained] == [("GPS", "cardinality", None)]
+    assert [c[:3] for c in outside] == [("GPS", "coverage", 0)]  # coverage: not the geometry
+    other = _paper_record("example2", "GPS")  # Example 2 has no class geometry to draw
+    other["cardinality"] += 2 * _paper_sd("example2", "cardinality", "GPS")
+    other["replications"] = {
+        "cardinality": (other["cardinality"] + spread - spread.mean()).tolist()
+    }
+    assert ps.cell_status([other, fixed])["example2"][1:] == ([], [("GPS", "cardinality", None,
+        other["cardinality"], ps.PAPER["example2"]["cardinality"][4][0])])  # fmt: skip
+
+
+def test_example1_geometries_hold_the_class_parameters_fixed(monkeypatch):
+    """Every replication of a geometry draws its classes from the geometry's seed and its
+    points from the replication's; the record pools the sd within geometries."""
+    seen = []
+    original = ps.experiment_data
+
+    def spy(name, settings, rng, digits=None, class_state=None):
+        seen.append(class_state)
+        return original(name, settings, rng, digits, class_state)
+
+    monkeypatch.setattr(ps, "experiment_data", spy)
+    tiny = replace(TINY, geometries=2, geometry_replications=2)
+    (record,) = ps.example1_geometries(tiny, lambda message: None, methods=("KDE",))
+    assert seen == [ps.GEOMETRY_SEED, ps.GEOMETRY_SEED, ps.GEOMETRY_SEED + 1, ps.GEOMETRY_SEED + 1]
+    assert record["kind"] == "geometry" and len(record["cardinality_means"]) == 2
+    assert record["cardinality_sd"] >= 0 and 0 <= min(record["detection_rate_means"])
+    lines = ps._geometry_lines([record])
+    assert lines[0].startswith("Example 1 with one class geometry held fixed (2 geometries)")
+    with pytest.raises(ValueError, match="at least 2 replications"):
+        ps.example1_geometries(replace(tiny, geometry_replications=1), print, ("KDE",))
 
 
 # ------------------------------------------------------------------- Example 2 sensitivity
