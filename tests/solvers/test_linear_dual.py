@@ -222,9 +222,10 @@ def _noisy(n=1_500, seed=0):
 
 def test_switch_gives_up_on_dense_problems_and_the_classifier_goes_on_by_smoothing(monkeypatch):
     """Noisy labels: most of the first rows visited move, so with ``switch`` the ascent stops
-    after them with an exact check (an honest gap, no warning); the classifier then certifies
-    by smoothing from that point.  With the probe disabled, the second rule (too many rows
-    still active after DENSE_EPOCHS epochs) gives up instead."""
+    after them at once (no certificate claimed, no warning), at the parameters of its dual
+    point; the classifier then certifies by smoothing from that point.  With the probe
+    disabled, the second rule (too many rows still active after DENSE_EPOCHS epochs) gives up
+    instead, after an exact check (an honest gap)."""
     X, y = _noisy()
     model = ag.AdversarialClassifier(max_iter=5)  # only to build the problem
     with warnings.catch_warnings():
@@ -239,12 +240,15 @@ def test_switch_gives_up_on_dense_problems_and_the_classifier_goes_on_by_smoothi
         warnings.simplefilter("error")
         probe = fit_linear_dual(game, design, y, w, model.uncertainty_, switch=True)
     assert probe.message.startswith("dense: ") and "of the rows 500-1000" in probe.message
-    assert probe.n_iter == 1 and probe.gap > 0
-    assert objective(probe.theta)[0] == pytest.approx(probe.objective, rel=1e-10)
-    assert probe.objective - probe.gap <= objective(np.zeros(fmap.n_params))[0]
+    assert probe.n_iter == 1 and probe.gap == np.inf == probe.objective  # not checked
+    residual = w[:, None] * (np.eye(4)[y] - probe.dual)  # Theta = X^T W (E_y - Q) / lam
+    theta = design.T @ residual / model.uncertainty_.lam
+    np.testing.assert_allclose(probe.theta, theta.ravel(), rtol=1e-9, atol=1e-12)
     monkeypatch.setattr(solvers, "DENSE_MOVED", 1.0)
     late = fit_linear_dual(game, design, y, w, model.uncertainty_, switch=True)
     assert late.n_iter == solvers.DENSE_EPOCHS and "still active after" in late.message
+    assert late.gap > 0 and objective(late.theta)[0] == pytest.approx(late.objective, rel=1e-10)
+    assert late.objective - late.gap <= objective(np.zeros(fmap.n_params))[0]
     fitted = ag.AdversarialClassifier(tol=1e-4).fit(X, y)
     assert fitted.converged_ == "certified" and fitted.gap_ <= 1e-4
     assert fitted.n_iter_ > solvers.DENSE_EPOCHS  # the ascent's epochs and the smoothing steps
