@@ -233,7 +233,8 @@ def bench_speed(name, progress, splits=SPLITS):
     default fit, of the former default ``tol=1e-4`` (:data:`FORMER_TOL`) and of
     ``LogisticRegression()``; on the first split, the CPU seconds of ``AdversarialClassifierCV()``,
     of ``LogisticRegressionCV(Cs=10, cv=5)`` and of the cold ``GridSearchCV`` over the same
-    strengths and folds."""
+    strengths and folds, with the default fits and with the fits of the former default
+    ``tol`` (:data:`FORMER_TOL`, the cold grid search as it was before the path)."""
     progress(f"speed: {name}")
     X, y = load_set(name)
     single = {
@@ -257,21 +258,25 @@ def bench_speed(name, progress, splits=SPLITS):
     strengths = strength_grid(CV_STRENGTHS, "soft")
     default = AdversarialClassifier()
     path = AdversarialClassifierCV(strengths=strengths, cv=folds)
-    grid = GridSearchCV(
-        AdversarialClassifier(), {"strength": list(strengths)}, cv=folds, scoring=make_loss_scorer()
-    )
+    grids = {
+        label: GridSearchCV(
+            make(), {"strength": list(strengths)}, cv=folds, scoring=make_loss_scorer()
+        )
+        for label, make in (("grid", single["default"]), ("former grid", single["former"]))
+    }
     models = {
         "default fit": default,
         "CV": path,
         "LRCV": LogisticRegressionCV(Cs=CV_STRENGTHS, cv=folds),
-        "grid": grid,
+        **grids,
     }
     for label, model in models.items():
         record[label + " s"] = cpu_fit(model, X_train, y_train)
     record["default gap"] = float(default.gap_) / max(1.0, abs(default.objective_))
     record["CV worst gap"] = float(path.gaps_.max())
     record["CV strength"] = path.strength_
-    record["grid strength"] = float(grid.best_params_["strength"])
+    for label, grid in grids.items():
+        record[label + " strength"] = float(grid.best_params_["strength"])
     return record
 
 
@@ -447,7 +452,8 @@ def format_report(records, verdict, speed, meta):
             ),
             "",
             "The cross-validated fits on one split (seed 0): CPU seconds, ratios to "
-            "LogisticRegressionCV and to the cold grid search:",
+            "LogisticRegressionCV and to the cold grid search (default fits; former grid: "
+            f"the fits of tol={FORMER_TOL:g}, the default before the path):",
             "",
             *table(
                 speed,
@@ -458,9 +464,14 @@ def format_report(records, verdict, speed, meta):
                     ("CV / LRCV", lambda r: f"{r['CV s'] / r['LRCV s']:.2f}x"),
                     ("grid s", lambda r: f"{r['grid s']:.2f}"),
                     ("CV / grid", lambda r: f"{r['CV s'] / r['grid s']:.2f}x"),
+                    ("former grid s", lambda r: f"{r['former grid s']:.2f}"),
+                    ("CV / former grid", lambda r: f"{r['CV s'] / r['former grid s']:.2f}x"),
                     (
-                        "strength CV / grid",
-                        lambda r: f"{r['CV strength']:.1e} / {r['grid strength']:.1e}",
+                        "strength CV / grid / former",
+                        lambda r: (
+                            f"{r['CV strength']:.1e} / {r['grid strength']:.1e} / "
+                            f"{r['former grid strength']:.1e}"
+                        ),
                     ),
                     ("gaps", lambda r: f"{max(r['default gap'], r['CV worst gap']):.1e}"),
                 ],
