@@ -1,7 +1,7 @@
 r"""``advgame bench defaults``: the default ``strength`` of ``AdversarialClassifier`` against
 ``LogisticRegression()``'s default, and ``AdversarialClassifierCV``'s path against cold fits.
 
-Part 1, the defaults (issue 39): on every multiclass and ordinal set vendored in
+Part 1, the defaults: on every multiclass and ordinal set vendored in
 :mod:`advgame.datasets` (vehicle, segment, satimage, optdigits, redwine; abalone and machine
 CPU, their targets cut into :data:`ORDINAL_BINS` equal-frequency classes) and scikit-learn's
 bundled ones (digits, wine, iris, breast cancer), on :data:`SPLITS` stratified 70/30 splits
