@@ -435,11 +435,11 @@ def format_report(records, verdict, speed, meta):
                 [
                     ("set", lambda r: r["set"]),
                     ("n", lambda r: str(r["n_train"])),
-                    ("default s", lambda r: f"{r['default s']:.3f}"),
-                    ("former s", lambda r: f"{r['former s']:.3f}"),
-                    ("LR s", lambda r: f"{r['LR s']:.3f}"),
-                    ("default / LR", lambda r: f"{r['default s'] / r['LR s']:.2f}x"),
-                    ("former / LR", lambda r: f"{r['former s'] / r['LR s']:.2f}x"),
+                    _seconds("default", 3),
+                    _seconds("former", 3),
+                    _seconds("LR", 3),
+                    _ratio("default", "LR"),
+                    _ratio("former", "LR"),
                     (
                         "error default / former / LR",
                         lambda r: (
@@ -459,13 +459,13 @@ def format_report(records, verdict, speed, meta):
                 speed,
                 [
                     ("set", lambda r: r["set"]),
-                    ("CV s", lambda r: f"{r['CV s']:.2f}"),
-                    ("LRCV s", lambda r: f"{r['LRCV s']:.2f}"),
-                    ("CV / LRCV", lambda r: f"{r['CV s'] / r['LRCV s']:.2f}x"),
-                    ("grid s", lambda r: f"{r['grid s']:.2f}"),
-                    ("CV / grid", lambda r: f"{r['CV s'] / r['grid s']:.2f}x"),
-                    ("former grid s", lambda r: f"{r['former grid s']:.2f}"),
-                    ("CV / former grid", lambda r: f"{r['CV s'] / r['former grid s']:.2f}x"),
+                    _seconds("CV", 2),
+                    _seconds("LRCV", 2),
+                    _ratio("CV", "LRCV"),
+                    _seconds("grid", 2),
+                    _ratio("CV", "grid"),
+                    _seconds("former grid", 2),
+                    _ratio("CV", "former grid"),
                     (
                         "strength CV / grid / former",
                         lambda r: (
@@ -481,6 +481,16 @@ def format_report(records, verdict, speed, meta):
     if meta.get("oracle"):
         lines += ["", *format_oracle(meta["oracle"], meta["oracle verdicts"])]
     return "\n".join(lines)
+
+
+def _seconds(label, digits):
+    """Part 2's column of a speed record's ``'<label> s'`` CPU seconds."""
+    return f"{label} s", lambda r: f"{r[label + ' s']:.{digits}f}"
+
+
+def _ratio(label, base):
+    """Part 2's column of the ratio of ``label``'s CPU seconds to ``base``'s."""
+    return f"{label} / {base}", lambda r: f"{r[label + ' s'] / r[base + ' s']:.2f}x"
 
 
 def run(quick=False, out=None, print_fn=print, progress=True):
