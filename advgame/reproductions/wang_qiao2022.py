@@ -549,6 +549,11 @@ def _first_per_class(y, n):
 def experiment_data(name, settings, rng, digits=None, class_state=None):
     """``(X_train, y_train, X_unlabeled, X_eval, y_eval)`` of one replication; ``class_state``
     (Example 1 only) fixes the class parameters, else they are drawn from ``rng``."""
+    if class_state is not None and PAPER_TABLE.get(name) != "example1":
+        raise ValueError(
+            f"class_state fixes Example 1's class parameters; experiment {name!r} has none "
+            "(expected class_state=None)."
+        )
     if name != "digits":
         table = PAPER_TABLE[name]
         generate = (
@@ -726,7 +731,8 @@ GEOMETRY_SD_RATIO = 2.0
 
 
 def example1_geometries(settings, progress, methods=None):
-    """Example 1 with its class parameters held fixed (the cause check of Table 1's set sizes).
+    """Example 1 with its class parameters held fixed (the cause check of the set sizes of
+    Wang and Qiao 2022, §5.1 Example 1, Table 1).
 
     The generator draws the four classes' means and covariances afresh in every call
     (:func:`~advgame.datasets.make_prediction_set_example1`), so every replication of the tables

@@ -343,6 +343,8 @@ def test_example1_geometries_hold_the_class_parameters_fixed(monkeypatch):
     assert lines[0].startswith("Example 1 with one class geometry held fixed (2 geometries)")
     with pytest.raises(ValueError, match="at least 2 replications"):
         ps.example1_geometries(replace(tiny, geometry_replications=1), print, ("KDE",))
+    with pytest.raises(ValueError, match="experiment 'example2' has none"):
+        ps.experiment_data("example2", tiny, np.random.default_rng(0), class_state=1)
 
 
 # ------------------------------------------------------------------- Example 2 sensitivity
