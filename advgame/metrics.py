@@ -150,12 +150,15 @@ def _positions(name, values, names, what):
         ) from None
     if values.ndim != 1:
         raise ValueError(f"{name} must be 1-D (one label per sample); got shape {values.shape}.")
-    flat = values.tolist()
+    try:  # one lookup per distinct label, not per sample
+        distinct, inverse = np.unique(values, return_inverse=True)
+    except TypeError:  # labels of mixed, unorderable types: one lookup per entry
+        distinct, inverse = values, np.arange(values.size)
+    flat = distinct.tolist()
     try:
-        found = [index.get(v, -1) for v in flat]
+        found = np.array([index.get(v, -1) for v in flat], dtype=np.intp)
     except TypeError as exc:
         raise ValueError(f"{name} must hold hashable labels ({exc}).") from None
-    found = np.array(found, dtype=np.intp)
     if np.any(found < 0):
         unknown = list(dict.fromkeys(v for v, j in zip(flat, found) if j < 0))
         raise ValueError(
@@ -163,7 +166,7 @@ def _positions(name, values, names, what):
             f"{what} of the loss matrix {names}; name them with labels= / actions= (or "
             "abstain_label= for the abstain action)."
         )
-    return found
+    return found[inverse.ravel()]
 
 
 def _row_names(L, labels, actions, abstain_label):

@@ -276,6 +276,32 @@ def test_mean_matrix_loss_errors(call, match):
         call()
 
 
+@pytest.mark.parametrize(
+    "values, names",
+    [
+        (np.array([2, 0, 1, 1, 2, 0]), [0, 1, 2]),
+        (np.array([0.0, -0.0, 1.0, np.nan, 1]), [0.0, 1.0]),  # -0.0 is 0.0, NaN is no label
+        (np.array(["b", "a", "c", "a"]), ["a", "b"]),
+        (np.array([0, "abstain", 1, 0], dtype=object), [0, 1, "abstain"]),  # mixed types
+        (np.array([0, "abstain", 1, "refer"], dtype=object), [0, 1, "abstain"]),
+        (np.array([True, 1, 0], dtype=object), [0, 1]),  # True is 1, as in a dict
+        (np.array([], dtype=int), [0, 1]),
+    ],
+)
+def test_label_positions_equal_a_lookup_per_sample(values, names):
+    """The positions of labels (one lookup per distinct label) against a dict lookup per
+    sample, the unknown labels named in the order of first appearance among the distinct."""
+    from advgame.metrics import _positions
+
+    index = {name: j for j, name in enumerate(names)}
+    expected = [index.get(v, -1) for v in values.tolist()]
+    if min(expected, default=0) >= 0:
+        assert _positions("y", values, names, "labels").tolist() == expected
+    else:
+        with pytest.raises(ValueError, match="y holds"):
+            _positions("y", values, names, "labels")
+
+
 def test_loss_scorer_reads_the_models_declared_loss(graded):
     X, names = graded
     clf = ag.AdversarialClassifier(loss="abstain", alpha=0.2).fit(X, names)
