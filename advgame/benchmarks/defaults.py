@@ -18,10 +18,10 @@ Part 2, the speed of the default fit and of the cross-validated one: on digits, 
 satimage, segment and ``make_classification`` with 20,000 training rows (as
 :mod:`advgame.benchmarks.train`), CPU time and test error of the default
 ``AdversarialClassifier()`` (``tol=1e-3``) and of the former default ``tol=1e-4`` against
-``LogisticRegression()`` (medians of :data:`SPLITS` splits), and on the first split of
-``AdversarialClassifierCV()`` (10 strengths x 5 folds, warm paths) against
-``LogisticRegressionCV(Cs=10, cv=5)`` and a ``GridSearchCV`` of cold ``AdversarialClassifier``
-fits over the same strengths and folds (``refit=True`` in both).
+``LogisticRegression()``, and of ``AdversarialClassifierCV()`` (10 strengths x 5 folds, warm
+paths) against ``LogisticRegressionCV(Cs=10, cv=5)`` and a ``GridSearchCV`` of cold
+``AdversarialClassifier`` fits over the same strengths and folds (``refit=True`` in both), each
+the median of :data:`SPLITS` splits.
 
 Part 3, whether any default can pass: on the sets of :data:`ORACLE_SPLITS`, with that many
 splits each, the margin ``LR points - AdversarialClassifier(loss=L, strength=s) points`` for
@@ -229,54 +229,63 @@ def verdicts(records):
 
 
 def bench_speed(name, progress, splits=SPLITS):
-    """Part 2 on one set: the CPU seconds and test errors (medians of ``splits`` splits) of the
-    default fit, of the former default ``tol=1e-4`` (:data:`FORMER_TOL`) and of
-    ``LogisticRegression()``; on the first split, the CPU seconds of ``AdversarialClassifierCV()``,
-    of ``LogisticRegressionCV(Cs=10, cv=5)`` and of the cold ``GridSearchCV`` over the same
-    strengths and folds, with the default fits and with the fits of the former default
-    ``tol`` (:data:`FORMER_TOL`, the cold grid search as it was before the path)."""
-    progress(f"speed: {name}")
+    """Part 2 on one set, medians over ``splits`` splits: the CPU seconds and test errors of
+    the default fit, of the former default ``tol=1e-4`` (:data:`FORMER_TOL`) and of
+    ``LogisticRegression()``; the CPU seconds of ``AdversarialClassifierCV()``, of
+    ``LogisticRegressionCV(Cs=10, cv=5)`` and of the cold ``GridSearchCV`` over the same
+    strengths and folds, with the default fits and with the fits of the former default ``tol``
+    (:data:`FORMER_TOL`, the cold grid search as it was before the path), each on the training
+    part of every split; the splits on which the path and each grid chose the same strength;
+    the worst certified gaps."""
     X, y = load_set(name)
     single = {
         "default": AdversarialClassifier,
         "former": lambda: AdversarialClassifier(tol=FORMER_TOL),
         "LR": LogisticRegression,
     }
-    seconds, errors = {label: [] for label in single}, {label: [] for label in single}
+    strengths = strength_grid(CV_STRENGTHS, "soft")
+    searches = ("CV", "LRCV", "grid", "former grid")
+    seconds = {label: [] for label in (*single, *searches)}
+    errors = {label: [] for label in single}
+    chosen = {label: [] for label in ("CV", "grid", "former grid")}
+    gaps = {"default": [], "CV": []}
     for seed in range(splits):
+        progress(f"speed: {name} split {seed}")
         X_train, X_test, y_train, y_test = split(X, y, seed)
         for label, make in single.items():
             model = make()
             seconds[label].append(cpu_fit(model, X_train, y_train))
             errors[label].append(100 * (1 - model.score(X_test, y_test)))
+            if label == "default":
+                gaps["default"].append(float(model.gap_) / max(1.0, abs(model.objective_)))
+        folds = StratifiedKFold(CV_FOLDS, shuffle=True, random_state=seed)
+        grids = {
+            label: GridSearchCV(
+                single[base](), {"strength": list(strengths)}, cv=folds, scoring=make_loss_scorer()
+            )
+            for label, base in (("grid", "default"), ("former grid", "former"))
+        }
+        models = {
+            "CV": AdversarialClassifierCV(strengths=strengths, cv=folds),
+            "LRCV": LogisticRegressionCV(Cs=CV_STRENGTHS, cv=folds),
+            **grids,
+        }
+        for label, model in models.items():
+            seconds[label].append(cpu_fit(model, X_train, y_train))
+        chosen["CV"].append(models["CV"].strength_)
+        for label, grid in grids.items():
+            chosen[label].append(float(grid.best_params_["strength"]))
+        gaps["CV"].append(float(models["CV"].gaps_.max()))
     record = {"set": name, "n_train": int(y_train.size), "splits": splits}
-    for label in single:
-        record[label + " s"] = float(np.median(seconds[label]))
-        record[label + " error"] = float(np.median(errors[label]))
-    X_train, _, y_train, _ = split(X, y, 0)
-    folds = StratifiedKFold(CV_FOLDS, shuffle=True, random_state=0)
-    strengths = strength_grid(CV_STRENGTHS, "soft")
-    default = AdversarialClassifier()
-    path = AdversarialClassifierCV(strengths=strengths, cv=folds)
-    grids = {
-        label: GridSearchCV(
-            make(), {"strength": list(strengths)}, cv=folds, scoring=make_loss_scorer()
-        )
-        for label, make in (("grid", single["default"]), ("former grid", single["former"]))
-    }
-    models = {
-        "default fit": default,
-        "CV": path,
-        "LRCV": LogisticRegressionCV(Cs=CV_STRENGTHS, cv=folds),
-        **grids,
-    }
-    for label, model in models.items():
-        record[label + " s"] = cpu_fit(model, X_train, y_train)
-    record["default gap"] = float(default.gap_) / max(1.0, abs(default.objective_))
-    record["CV worst gap"] = float(path.gaps_.max())
-    record["CV strength"] = path.strength_
-    for label, grid in grids.items():
-        record[label + " strength"] = float(grid.best_params_["strength"])
+    for label, values in seconds.items():
+        record[label + " s"] = float(np.median(values))
+    for label, values in errors.items():
+        record[label + " error"] = float(np.median(values))
+    for label, values in chosen.items():
+        record[label + " strengths"] = values
+    for label in ("grid", "former grid"):
+        record[f"CV = {label}"] = sum(a == b for a, b in zip(chosen["CV"], chosen[label]))
+    record["default gap"], record["CV worst gap"] = max(gaps["default"]), max(gaps["CV"])
     return record
 
 
@@ -451,9 +460,11 @@ def format_report(records, verdict, speed, meta):
                 markdown=True,
             ),
             "",
-            "The cross-validated fits on one split (seed 0): CPU seconds, ratios to "
-            "LogisticRegressionCV and to the cold grid search (default fits; former grid: "
-            f"the fits of tol={FORMER_TOL:g}, the default before the path):",
+            "The cross-validated fits on the training part of each split (folds seeded by "
+            "the split): CPU seconds (medians), ratios to LogisticRegressionCV and to the "
+            "cold grid search (default fits; former grid: the fits of "
+            f"tol={FORMER_TOL:g}, the default before the path), the splits on which the "
+            "path chose the grid's strength:",
             "",
             *table(
                 speed,
@@ -467,11 +478,8 @@ def format_report(records, verdict, speed, meta):
                     _seconds("former grid", 2),
                     _ratio("CV", "former grid"),
                     (
-                        "strength CV / grid / former",
-                        lambda r: (
-                            f"{r['CV strength']:.1e} / {r['grid strength']:.1e} / "
-                            f"{r['former grid strength']:.1e}"
-                        ),
+                        "same strength: grid / former",
+                        lambda r: f"{r['CV = grid']} / {r['CV = former grid']} of {r['splits']}",
                     ),
                     ("gaps", lambda r: f"{max(r['default gap'], r['CV worst gap']):.1e}"),
                 ],
@@ -505,7 +513,7 @@ def run(quick=False, out=None, print_fn=print, progress=True):
     for name in progress.bar(settings.sets, "set"):
         records += bench_set(name, CANDIDATES, settings.splits, progress)
     verdict = verdicts(records)
-    speed = [bench_speed(name, progress) for name in settings.speed_sets]
+    speed = [bench_speed(name, progress, settings.splits) for name in settings.speed_sets]
     oracle = []
     for name, splits in settings.oracle_splits.items():
         oracle += bench_oracle(name, splits, settings.oracle_strengths, progress)

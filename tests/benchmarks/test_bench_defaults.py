@@ -90,10 +90,11 @@ def test_bench_defaults_tiny_writes_json(tmp_path, capsys, monkeypatch):
     for r in records:  # 45 test rows: at most a few errors for any of these models
         assert 0 <= r["points"] <= 20 and r["cpu s"] >= 0
     (s,) = speed
-    assert s["CV strength"] == s["grid strength"]  # the same choice, warm or cold
-    assert s["former grid s"] > 0 and s["former grid strength"] in defaults.strength_grid(
-        defaults.CV_STRENGTHS, "soft"
-    )
+    # the same choice, warm or cold, on every split
+    assert s["CV strengths"] == s["grid strengths"] and s["CV = grid"] == s["splits"]
+    grid = defaults.strength_grid(defaults.CV_STRENGTHS, "soft").tolist()
+    assert s["former grid s"] > 0 and set(s["former grid strengths"]) <= set(grid)
+    assert 0 <= s["CV = former grid"] <= s["splits"] == len(s["CV strengths"])
     # certified at the default tol=1e-3 (relative to max(1, |J|), and J <= 2 here)
     assert s["CV worst gap"] <= 2e-3 and np.isfinite(s["default gap"])
     assert s["default s"] >= 0 and s["former s"] >= 0 and 0 <= s["default error"] <= 100
