@@ -235,8 +235,9 @@ def bench_speed(name, progress, splits=SPLITS):
     ``LogisticRegressionCV(Cs=10, cv=5)`` and of the cold ``GridSearchCV`` over the same
     strengths and folds, with the default fits and with the fits of the former default ``tol``
     (:data:`FORMER_TOL`, the cold grid search as it was before the path), each on the training
-    part of every split; the splits on which the path and each grid chose the same strength;
-    the worst certified gaps."""
+    part of every split; the splits on which the path and each grid chose the same strength,
+    and how much worse the grid's choice scores on the path's own fits (points of the mean
+    fold loss: a near tie when small); the worst certified gaps."""
     X, y = load_set(name)
     single = {
         "default": AdversarialClassifier,
@@ -249,6 +250,7 @@ def bench_speed(name, progress, splits=SPLITS):
     errors = {label: [] for label in single}
     chosen = {label: [] for label in ("CV", "grid", "former grid")}
     gaps = {"default": [], "CV": []}
+    margins = {"grid": [], "former grid": []}  # how much worse the grid's choice scores
     for seed in range(splits):
         progress(f"speed: {name} split {seed}")
         X_train, X_test, y_train, y_test = split(X, y, seed)
@@ -272,9 +274,13 @@ def bench_speed(name, progress, splits=SPLITS):
         }
         for label, model in models.items():
             seconds[label].append(cpu_fit(model, X_train, y_train))
-        chosen["CV"].append(models["CV"].strength_)
+        path = models["CV"]
+        chosen["CV"].append(path.strength_)
+        mean_loss = -100.0 * path.scores_.mean(axis=0)  # points, by the path's own fits
         for label, grid in grids.items():
             chosen[label].append(float(grid.best_params_["strength"]))
+            picked = mean_loss[np.flatnonzero(strengths == chosen[label][-1])[0]]
+            margins[label].append(float(picked - mean_loss.min()))
         gaps["CV"].append(float(models["CV"].gaps_.max()))
     record = {"set": name, "n_train": int(y_train.size), "splits": splits}
     for label, values in seconds.items():
@@ -285,6 +291,7 @@ def bench_speed(name, progress, splits=SPLITS):
         record[label + " strengths"] = values
     for label in ("grid", "former grid"):
         record[f"CV = {label}"] = sum(a == b for a, b in zip(chosen["CV"], chosen[label]))
+        record[f"{label} choice margin"] = max(margins[label])
     record["default gap"], record["CV worst gap"] = max(gaps["default"]), max(gaps["CV"])
     return record
 
@@ -464,7 +471,8 @@ def format_report(records, verdict, speed, meta):
             "the split): CPU seconds (medians), ratios to LogisticRegressionCV and to the "
             "cold grid search (default fits; former grid: the fits of "
             f"tol={FORMER_TOL:g}, the default before the path), the splits on which the "
-            "path chose the grid's strength:",
+            "path chose the grid's strength, and the largest margin (in points of the mean "
+            "fold loss, by the path's own fits) by which a grid's choice trails the path's:",
             "",
             *table(
                 speed,
@@ -480,6 +488,12 @@ def format_report(records, verdict, speed, meta):
                     (
                         "same strength: grid / former",
                         lambda r: f"{r['CV = grid']} / {r['CV = former grid']} of {r['splits']}",
+                    ),
+                    (
+                        "their worst margin",
+                        lambda r: (
+                            f"{r['grid choice margin']:.2f} / {r['former grid choice margin']:.2f}"
+                        ),
                     ),
                     ("gaps", lambda r: f"{max(r['default gap'], r['CV worst gap']):.1e}"),
                 ],

@@ -95,6 +95,7 @@ def test_bench_defaults_tiny_writes_json(tmp_path, capsys, monkeypatch):
     grid = defaults.strength_grid(defaults.CV_STRENGTHS, "soft").tolist()
     assert s["former grid s"] > 0 and set(s["former grid strengths"]) <= set(grid)
     assert 0 <= s["CV = former grid"] <= s["splits"] == len(s["CV strengths"])
+    assert s["grid choice margin"] == 0 <= s["former grid choice margin"]
     # certified at the default tol=1e-3 (relative to max(1, |J|), and J <= 2 here)
     assert s["CV worst gap"] <= 2e-3 and np.isfinite(s["default gap"])
     assert s["default s"] >= 0 and s["former s"] >= 0 and 0 <= s["default error"] <= 100
