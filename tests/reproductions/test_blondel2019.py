@@ -93,3 +93,36 @@ def test_yeast_splits_have_the_papers_sizes():
     small = replace(settings, multilabel_rows=100)
     _, _, splits = pl._multilabel_splits("yeast", data, small, np.random.default_rng(0))
     assert [(train.size, test.size) for train, test in splits] == [(80, 20), (80, 20)]
+
+
+def test_full_run_is_its_parts(monkeypatch):
+    """The full run (no settings, no part) prints exactly what its parts print one by one:
+    each part draws from its own stream, and contributes the tables of ``PART_TABLES`` (a
+    Table 3 part's repeat of Table 1's B/B column on its own splits is not a Table 1 row)."""
+    ranking = replace(TINY, ranking_columns=(("Euclidean", "B/B"), ("KL", "R+/B")), table3=())
+    table3 = replace(TINY, ranking_columns=(("Euclidean", "B/B"),), table3=("P/P ranks",))
+    parts = {
+        "tables-1-2": replace(ranking, multilabel=(), ordinal=()),
+        "table-3-small": replace(table3, multilabel=(), ordinal=()),
+        "multilabel-ordinal": replace(TINY, ranking=()),
+    }
+    monkeypatch.setattr(pl, "PARTS", parts)
+    monkeypatch.setattr(pl, "FULL", TINY)
+    quiet = {"print_fn": lambda *a: None, "progress": False}
+    full = pl.run(**quiet)
+    one_by_one = [
+        record
+        for name in parts
+        for record in pl.run(parts=(name,), **quiet)
+        if record["table"] in pl.PART_TABLES[name]
+    ]
+    assert full == one_by_one
+    assert [(r["table"], r["dataset"]) for r in full][:3] == [
+        ("Euclidean", "iris"),
+        ("KL", "iris"),
+        ("Table 3", "iris"),
+    ]
+    assert {r["table"] for r in full} >= {"accuracy", "F1", "ordinal"}
+    # the Table 3 part's own B/B (Table 1) row is left out, its Table 3 keeps B/B first
+    assert sum(r["table"] == "Euclidean" for r in full) == 1
+    assert list(full[2]["columns"]) == ["B/B", "P/P ranks"]

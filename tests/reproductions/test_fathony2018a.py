@@ -455,3 +455,22 @@ def test_parts_split_the_tables_between_two_runs():
             part_settings(FULL, bad)
     records = protocol.run(settings=PARALLEL, parts=("ordinal",), print_fn=print, progress=False)
     assert records and {r["table"] for r in records} == {"ordinal"}
+
+
+def test_full_run_is_its_parts():
+    """Each part draws its splits and seeds from its own stream, so the full run's tables are
+    those of ``--part multiclass`` and ``--part ordinal`` run one by one."""
+    settings = replace(TINY, multiclass=("iris",), ordinal=("machinecpu",), ordinal_rbf=())
+    quiet = {"print_fn": lambda report: None, "progress": False}
+    full = protocol.run(settings=settings, **quiet)
+    parts = [r for part in ("multiclass", "ordinal") for r in protocol.run(
+        settings=settings, parts=(part,), **quiet)]  # fmt: skip
+    assert {r["table"] for r in full} == {"zero-one", "abstain", "ordinal"}
+
+    def tables(records):  # everything but the fit times
+        return sorted(
+            ({k: v for k, v in r.items() if k != "seconds"} for r in records),
+            key=lambda r: (r["table"], r["kernel"], r["dataset"]),
+        )
+
+    assert tables(full) == tables(parts)

@@ -793,18 +793,25 @@ def run(
         )
     n_jobs = check_jobs(settings.jobs if n_jobs is None else n_jobs)
     settings = replace(settings, jobs=n_jobs)
-    rng = np.random.default_rng(SEED)
     meta = run_meta(settings=asdict(settings))
     start = time.perf_counter()
     progress = Progress("fathony2018a", progress)
 
-    plan = [
-        ("multiclass", kernel, name) for kernel in settings.kernels for name in settings.multiclass
-    ]
-    plan += [("ordinal", "linear", name) for name in settings.ordinal]
-    plan += [("ordinal", "rbf", name) for name in settings.ordinal_rbf]
-    # splits and seeds drawn in the plan's order, then every data set evaluated at once
-    jobs = [_job(rng=rng, **_experiment_args(*p, settings)) for p in plan]
+    plans = {
+        "multiclass": [
+            ("multiclass", kernel, name)
+            for kernel in settings.kernels
+            for name in settings.multiclass
+        ],
+        "ordinal": [("ordinal", "linear", name) for name in settings.ordinal]
+        + [("ordinal", "rbf", name) for name in settings.ordinal_rbf],
+    }
+    # splits and seeds drawn in each part's plan order from the part's own stream (so the full
+    # run's tables are those of its parts run one by one), then every data set evaluated at once
+    jobs = []
+    for plan in plans.values():
+        rng = np.random.default_rng(SEED)
+        jobs += [_job(rng=rng, **_experiment_args(*p, settings)) for p in plan]
     records = [r for job in _evaluate_all(jobs, n_jobs, progress) for r in job]
     meta["seconds"] = round(time.perf_counter() - start, 1)
     publish(format_report(records, meta, settings), meta, records, out, print_fn)
