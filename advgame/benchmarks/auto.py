@@ -86,8 +86,9 @@ SOLVERS = ("compile", "smoothing", "lbfgs")
 class Problem:
     """One fit: the data (``'iris'``, ``'wine'``, ``'vehicle'`` or ``'digits'``, its first ``n``
     rows, 0 for all), the loss (``'zero_one'``, ``'ordinal'``, ``'squared'``, ``'abstain'`` or
-    ``'cost'``, a seeded random matrix), the uncertainty set and its strength (None: the
-    default), and the kernel (None: linear multiclass features)."""
+    ``'cost'``, a seeded random matrix), the uncertainty set and its strength (None: ``1/n``
+    for soft moments, the estimator's default when the rule was measured, and the estimator's
+    own default ``0.01`` for the balls), and the kernel (None: linear multiclass features)."""
 
     group: str
     data: str
@@ -265,7 +266,10 @@ def _data(name, n):
 def estimator(problem, y, solver):
     """The classifier of ``problem`` with ``solver`` (the cost matrix drawn for ``y``'s
     classes)."""
-    params = {"uncertainty": problem.uncertainty, "strength": problem.strength, "tol": TOL}
+    strength = problem.strength
+    if strength is None and problem.uncertainty == "soft":
+        strength = 1.0 / len(y)
+    params = {"uncertainty": problem.uncertainty, "strength": strength, "tol": TOL}
     k = np.unique(y).size
     if problem.loss == "cost":
         rng = np.random.default_rng(COST_SEED)

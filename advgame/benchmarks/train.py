@@ -5,8 +5,9 @@ problem (``n = 100,000``, ``d = 50``, ``k = 10``) whose labels are the argmax of
 score plus Gumbel noise, and ``make_classification`` problems (``d = 50``, ``k = 5``) with 2,000,
 20,000 and 200,000 training rows; each split 70/30 (stratified, ``random_state=0``; the
 ``make_classification`` rows are the training rows) and standardised on the training part.
-Models: ``AdversarialClassifier(loss='zero_one', tol=1e-4)`` with its default (certified)
-solver, ``LogisticRegression()`` and ``LinearSVC(multi_class='crammer_singer')`` (up to
+Models: ``AdversarialClassifier(loss='zero_one', strength=1/n, tol=1e-4)`` (``1/n``: the scale
+of logistic regression's ``C = 1``, and the default strength until 2026-11-28) with its default
+(certified) solver, ``LogisticRegression()`` and ``LinearSVC(multi_class='crammer_singer')`` (up to
 :data:`SVC_MAX_ROWS` training rows), all fitted in the same run; the adversarial model's certified gap and solver are reported.  Also measured: the
 time of one objective + gradient evaluation of the surrogate against the two matrix products it
 needs (``X @ W`` and ``X.T @ G``): on each problem for the zero-one loss, and per loss
@@ -131,7 +132,9 @@ SVC_MAX_ROWS = 100_000
 
 def _models(n_train):
     models = {
-        "AdversarialClassifier": AdversarialClassifier(loss="zero_one", tol=TOL, random_state=SEED),
+        "AdversarialClassifier": AdversarialClassifier(
+            loss="zero_one", strength=1.0 / n_train, tol=TOL, random_state=SEED
+        ),
         "LogisticRegression": LogisticRegression(max_iter=2000),
     }
     if n_train <= SVC_MAX_ROWS:

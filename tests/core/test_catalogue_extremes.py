@@ -60,12 +60,17 @@ def test_adversarial_classifier_weight_scale(scale, solver):
     np.testing.assert_allclose(scaled.predict_proba(X), base.predict_proba(X), atol=1e-9)
 
 
-@pytest.mark.parametrize("scale, strength", [(1e308, 1e-12), (1e-310, 1e12)])
-def test_default_strength_of_extreme_weight_totals_is_clipped(scale, strength):
-    """The default strength is 1 / sum(sample_weight) (weights count as rows), clipped to
-    [1e-12, 1e12] where that total leaves float64: a fit, not 'lam must be > 0'."""
+@pytest.mark.parametrize("scale", [1e308, 1e-310])
+def test_default_strength_does_not_read_the_weight_total(scale):
+    """The default strength is a constant (DEFAULT_STRENGTH): weights whose total leaves
+    float64 fit the same model as no weights at all."""
+    from advgame.models.classifier import DEFAULT_STRENGTH
+
+    base = ag.AdversarialClassifier().fit(X, Y)
     model = ag.AdversarialClassifier().fit(X, Y, sample_weight=np.full(40, scale))
-    assert model.uncertainty_.lam == strength and model.converged_ == "certified"
+    assert model.uncertainty_.lam == base.uncertainty_.lam == DEFAULT_STRENGTH
+    assert model.converged_ == "certified"
+    assert model.objective_ == pytest.approx(base.objective_, rel=1e-9)
 
 
 @pytest.mark.parametrize("scale", [1e308, 1e-310])

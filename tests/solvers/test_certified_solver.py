@@ -361,7 +361,7 @@ def test_large_lbfgs_fits_are_finished_by_the_smoothing_certificate(monkeypatch,
     X, y = vehicle
     with warnings.catch_warnings():
         warnings.simplefilter("error", ag.exceptions.ConvergenceWarning)
-        model = ag.AdversarialClassifier(solver="lbfgs", tol=1e-6).fit(X, y)
+        model = ag.AdversarialClassifier(solver="lbfgs", strength=1 / len(y), tol=1e-6).fit(X, y)
     assert model.converged_ == "certified" and model.gap_ <= 1e-6
     assert solvers.MAX_SMOOTHED_VERTICES >= len(ag.Game(ag.losses.squared(10)).vertex_table())
 

@@ -1,6 +1,7 @@
 """The certified exact-kernel solvers (advgame.solvers.fit_kernel: Newton steps, and dual
 coordinate ascent for the zero-one and abstain losses) against the compiled program."""
 
+import copy
 import warnings
 
 import numpy as np
@@ -44,11 +45,17 @@ def iris():
     return X[rows], y[rows]
 
 
+def _gram(model, X):
+    """``K(X, X)`` with ``model``'s kernel: its feature map refitted on ``X`` (the fitted map's
+    basis is the canonical form of the training rows, in its own order and without repeats)."""
+    return copy.deepcopy(model.feature_map_).fit(X, model.classes_.size).gram(X)
+
+
 def _compiled(X, y, **params):
     """The classifier fitted by the compiled program (its optimum) and the kernel problem."""
     model = ag.AdversarialClassifier(gamma=0.5, solver="compile", **params).fit(X, y)
     y_index = np.searchsorted(model.classes_, y)
-    K = model.feature_map_.gram(X)
+    K = _gram(model, X)
     return model, (model.game_.game(), K, y_index, np.full(len(y), 1.0 / len(y)))
 
 
@@ -78,7 +85,7 @@ def test_certified_gap_brackets_the_compiled_optimum(
         monkeypatch.setattr(solvers, "KERNEL_DIRECT_SIZE", 0)
         method = "newton"
     X, y = iris
-    strength = 0.05 if uncertainty == "l2" else None
+    strength = 0.05 if uncertainty == "l2" else 1 / len(y)
     exact, (game, K, y_index, w) = _compiled(
         X, y, loss=loss, kernel=kernel, uncertainty=uncertainty, strength=strength
     )
@@ -192,7 +199,7 @@ def test_dual_ascent_with_sample_weights_matches_the_compiled_optimum(iris):
     weights = np.random.default_rng(3).integers(0, 4, size=len(y)).astype(float)
     exact = ag.AdversarialClassifier(kernel="rbf", gamma=0.5, solver="compile", strength=0.05)
     exact.fit(X, y, sample_weight=weights)
-    K = exact.feature_map_.gram(X)
+    K = _gram(exact, X)
     y_index = np.searchsorted(exact.classes_, y)
     w = weights / weights.sum()
     result = fit_kernel_dual(exact.game_.game(), K, y_index, w, exact.uncertainty_, tol=TOL)
@@ -329,7 +336,7 @@ def test_shrinking_and_unshrinking_reach_the_compiled_optimum(iris, monkeypatch,
     exact = ag.AdversarialClassifier(kernel="rbf", gamma=0.5, solver="compile").fit(
         X, y, sample_weight=weights
     )
-    problem = (exact.game_.game(), exact.feature_map_.gram(X), np.searchsorted(exact.classes_, y))
+    problem = (exact.game_.game(), _gram(exact, X), np.searchsorted(exact.classes_, y))
     w = weights / weights.sum()
     gathers, reopened = [], []
     gather, row_gaps = solvers._kernels.submatrix, solvers._kernels.dual_row_gaps
@@ -439,7 +446,7 @@ def test_dual_ascent_on_random_small_problems(seed, loss):
     kernel = ("linear", "rbf")[seed % 2]
     params = {"kernel": kernel, "strength": strength, "solver": "compile", **loss}
     exact = ag.AdversarialClassifier(**params).fit(X, y)
-    K = exact.feature_map_.gram(X)
+    K = _gram(exact, X)
     y_index = np.searchsorted(exact.classes_, y)
     w = np.full(n, 1.0 / n)
     result = fit_kernel_dual(exact.game_.game(), K, y_index, w, exact.uncertainty_, tol=TOL)
@@ -476,7 +483,7 @@ def test_dual_ascent_with_a_zero_kernel_row_and_large_scale():
     y = rng.integers(0, 3, size=20)
     y[:3] = np.arange(3)
     exact = ag.AdversarialClassifier(kernel="linear", solver="compile", strength=5.0).fit(X, y)
-    K = exact.feature_map_.gram(X)
+    K = _gram(exact, X)
     assert K[3, 3] == 0.0 and K.max() > 1e3
     y_index = np.searchsorted(exact.classes_, y)
     w = np.full(20, 1.0 / 20)

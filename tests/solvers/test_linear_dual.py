@@ -195,7 +195,7 @@ def test_shrinking_and_unshrinking_reach_the_compiled_optimum(iris, monkeypatch)
     found open come back, and the certificate still brackets the optimum; without shrinking
     the same optimum."""
     X, y = iris
-    exact, (game, design, y_index, w) = _compiled(X, y)
+    exact, (game, design, y_index, w) = _compiled(X, y, strength=1 / len(y))
     reopened, row_gaps = [], solvers._kernels.dual_row_gaps
 
     def recorded(*args):
