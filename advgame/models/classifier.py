@@ -243,8 +243,10 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         simplex): ``game_.compile(X, y)`` gives the learning program whatever the solver was,
         ``game_.explain()`` the fast path, ``game_.game()`` the per-sample game.
     program_ : LearningProgram
-        The compiled program (``solver='compile'``); ``program_.to_cvxpy()`` gives it to cvxpy.
-        Not pickled (it holds the training data): ``game_.compile(X, y)`` rebuilds it.
+        The compiled program (``solver='compile'``) of the distinct training rows, each weighted
+        by its copies (the canonical form ``fit`` uses); ``program_.to_cvxpy()`` gives it to
+        cvxpy.  Not pickled (it holds the training data): ``game_.compile(X, y)`` builds the
+        program of the rows as given, with the same optimum.
 
     Examples
     --------

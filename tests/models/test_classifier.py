@@ -96,6 +96,31 @@ def test_distinct_rows_is_the_weighted_empirical_distribution():
         np.testing.assert_array_equal(a, b)
 
 
+def test_compiled_program_is_built_from_the_distinct_rows():
+    """solver='compile' compiles the canonical form of the weighted rows (iris repeats a row):
+    weights and repeats give one program, whose optimum is that of the rows as given
+    (``game_.compile(X, y)``); zero weights that empty a class keep the rows as given."""
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    model = ag.AdversarialClassifier(solver="compile", strength=0.01).fit(X, y)
+    as_given = model.game_.compile(X, y).solve("cvxpy")
+    assert model.objective_ == pytest.approx(as_given.objective, abs=1e-8)
+    n_distinct = len(np.unique(np.column_stack([X, y]), axis=0))
+    assert n_distinct < len(y)
+    assert model.program_.describe() != model.game_.compile(X, y).describe()
+    weights = np.ones(len(y))
+    weights[::3] = 2.0
+    repeated = np.r_[np.arange(len(y)), np.arange(len(y))[::3]]
+    weighted = ag.AdversarialClassifier(solver="compile", strength=0.01)
+    weighted.fit(X, y, sample_weight=weights)
+    twice = ag.AdversarialClassifier(solver="compile", strength=0.01).fit(X[repeated], y[repeated])
+    assert weighted.program_.describe() == twice.program_.describe()
+    np.testing.assert_array_equal(weighted.theta_, twice.theta_)
+    emptied = ag.AdversarialClassifier(solver="compile", strength=0.01)
+    emptied.fit(X, y, sample_weight=np.where(y == 2, 0.0, 1.0))
+    assert emptied.classes_.tolist() == [0, 1, 2] and emptied.converged_ == "optimal"
+
+
 def test_row_hash_is_its_definition_entry_by_entry():
     """The vectorised row hash against the definition computed one entry at a time with
     Python integers mod 2^64 (struct for the bits): -0.0 hashes as 0.0, the label as its
