@@ -163,8 +163,9 @@ def check_rankings(R, n_samples, n_labels=None, name="R", estimator=None):
     return R
 
 
-#: The range a weight total is clipped to where it sets a default strength (``1 / total``):
-#: weights of 1e308 or 1e-310 per row give a total beyond float64, and a strength of 0 or inf.
+#: The range a weight total is clipped to where it sets a default radius (the minimax
+#: estimators': ``1 / sqrt(total)``, ``1 / total`` for squared norms): weights of 1e308 or
+#: 1e-310 per row give a total beyond float64, and a radius of 0 or inf.
 WEIGHT_TOTAL_RANGE = (1e-12, 1e12)
 
 
@@ -197,7 +198,7 @@ def unit_weights(sample_weight):
 
 def weight_total(sample_weight):
     """The sum of the weights, computed without overflow and clipped to
-    :data:`WEIGHT_TOTAL_RANGE` (for the default strengths ``1 / total``)."""
+    :data:`WEIGHT_TOTAL_RANGE` (for the minimax estimators' default radii)."""
     top = weight_unit(sample_weight)
     relative = float((sample_weight / top).sum())
     low, high = WEIGHT_TOTAL_RANGE

@@ -123,8 +123,8 @@ def distinct_rows(X, y_index, sample_weight):
     rows.  The order is that of a 64-bit hash of each row's bits and label, then of the
     label; adjacent rows of equal hash and label are compared before they are merged (a hash
     collision, odds about ``n^2 / 2^64``, leaves copies unmerged: the same objective).
-    About 9 ms for 16,000 x 50 and 0.25 s for 60,000 x 784 (one core; about half of it
-    the reordered copy of ``X``, fresh memory).
+    4-10 ms for 16,000 x 50 and 0.22-0.24 s for 60,000 x 784 (one core, three runs of the
+    script in docs/results/defaults.md, fifth run; much of it the reordered copy of ``X``).
 
     Returns
     -------
@@ -132,7 +132,8 @@ def distinct_rows(X, y_index, sample_weight):
     y_index : ndarray of shape (m,)
     sample_weight : ndarray of shape (m,), positive
         Relative to :func:`advgame._validation.weight_unit` of the input weights (only the
-        ratios matter to the objective; the default strengths read the total before this).
+        ratios matter to the objective; the minimax estimators' default radii read the total
+        before this).
     """
     key = _row_hash(X, y_index)
     # a stable sort by the hash alone is the order by (hash, label) unless two labels share a
@@ -163,8 +164,8 @@ def _row_hash(X, labels, block=1 << 16):
     multipliers (one per column and one for the label, seed :data:`_ROW_HASH_SEED`).  uint64
     arithmetic wraps, exactly and in any order, so equal rows hash equally wherever they are.
     Blocks of about ``block`` entries keep the temporaries small enough to be reused rather
-    than mapped afresh (16,000 x 50: 2.1 ms at ``2^16``, 5.8 ms at ``2^20``; 60,000 x 784:
-    0.10 s and 0.32 s)."""
+    than mapped afresh (16,000 x 50: 2.1-3.3 ms at ``2^16``, 5.5-8.1 ms at ``2^20``; 60,000 x
+    784: 0.10-0.11 s and 0.32-0.35 s; the script of docs/results/defaults.md, fifth run)."""
     n, d = X.shape
     mix = np.random.default_rng(_ROW_HASH_SEED).integers(1, 2**63, size=d + 1, dtype=np.uint64)
     mix |= np.uint64(1)

@@ -281,7 +281,7 @@ def bench_speed(name, progress, splits=SPLITS):
             chosen[label].append(float(grid.best_params_["strength"]))
             picked = mean_loss[np.flatnonzero(strengths == chosen[label][-1])[0]]
             margins[label].append(float(picked - mean_loss.min()))
-        gaps["CV"].append(float(models["CV"].gaps_.max()))
+        gaps["CV"].append(float(path.gaps_.max()))
     record = {"set": name, "n_train": int(y_train.size), "splits": splits}
     for label, values in seconds.items():
         record[label + " s"] = float(np.median(values))

@@ -330,7 +330,8 @@ DEFAULT_METHOD = "auto"
 #: 0.55-0.75x); on 1,000-5,000 rows (digits, satimage, optdigits) it did not help.  It runs
 #: only for ``tol < COARSE_TOL``: at ``tol = 1e-3`` (the estimators' default) the subsample is
 #: solved as tightly as the full problem and the full steps start at a tenth of the first
-#: smoothing, which costs more than it saves: the default fit on the 20,000 synthetic rows of
+#: smoothing, which costs more than it saves: the default fit (then ``lam = 1/n``; the default
+#: is ``3e-4`` since 2026-11-28) on the 20,000 synthetic rows of
 #: ``advgame bench defaults`` part 2 takes 14 steps without it against 38 with it, and 1.01-1.10x
 #: ``LogisticRegression()``'s CPU time against 1.26x (one BLAS thread, medians of 3 splits;
 #: docs/results/defaults.md, third run; 0.84-0.91x in the fourth, with the dense probe's change).
