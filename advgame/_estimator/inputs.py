@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from .._validation import check_positive, check_rankings, weight_unit
+from .._validation import check_positive, check_rankings, weight_total, weight_unit
 from ..declaration import classes_of, resolve_loss_matrix
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "check_weights",
     "check_classification_fit",
     "distinct_rows",
+    "TrainingRows",
     "resolve_loss_matrix",
     "check_rankings",
     "ordered_categories",
@@ -151,6 +152,56 @@ def distinct_rows(X, y_index, sample_weight):
     keep = weight > 0
     first = order[starts[keep]]
     return X[first], y_index[first], weight[keep]
+
+
+class TrainingRows:
+    """The checked training rows of a classifier's fit: as given, and in the canonical form of
+    :func:`distinct_rows` that every solver fits (weights and repeats in any order are one
+    computation and one model), with the feature map fitted and bound to the latter once.
+
+    A path of strengths fits one ``TrainingRows`` per fold (the strength changes nothing
+    here), so the checks, the canonical form and the bound features are computed once, not at
+    every strength.
+
+    Parameters
+    ----------
+    given : tuple of (X, y_index, sample_weight)
+        The checked rows as given (:func:`check_classification_fit`).
+    n_classes : int
+        The number of classes ``k``.
+
+    Attributes
+    ----------
+    distinct : tuple of (X, y_index, sample_weight)
+        :func:`distinct_rows` of ``given``.
+    program : tuple of (X, y_index, sample_weight)
+        The rows of a compiled program: ``distinct``, unless zero weights leave a class without
+        a row there (a program needs a row of every class), then ``given``.
+    total_weight : float
+        :func:`advgame._validation.weight_total` of the given weights (the minimax
+        estimators' default radii read it).
+    """
+
+    def __init__(self, given, n_classes):
+        self.n_classes = int(n_classes)
+        self.distinct = distinct_rows(*given)
+        keeps_classes = np.unique(self.distinct[1]).size == self.n_classes
+        self.program = self.distinct if keeps_classes else given
+        self.total_weight = weight_total(given[2])
+        self._map = self._operator = None
+
+    def feature_map(self, make):
+        """``make()`` fitted to the distinct rows, at the first call (every fit of a path has
+        the same feature map)."""
+        if self._map is None:
+            self._map = make().fit(self.distinct[0], self.n_classes)
+        return self._map
+
+    def operator(self, make):
+        """:meth:`feature_map` bound to the distinct rows (``theta -> F``), at the first call."""
+        if self._operator is None:
+            self._operator = self.feature_map(make).bind(self.distinct[0])
+        return self._operator
 
 
 def _adjacent_equal(a):

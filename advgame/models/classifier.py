@@ -28,11 +28,11 @@ from .._estimator.base import (
     record_convergence,
 )
 from .._estimator.inputs import (
+    TrainingRows,
     action_labels,
     check_classification_fit,
     check_iteration_params,
     check_strength,
-    distinct_rows,
     label_kind,
     order_classes,
     ordered_categories,
@@ -116,8 +116,9 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         -1.00.  Gaussian-kernel fits (``gamma = 1/d``, zero-one, medians of 3 splits):
         ``3e-4`` errs less than ``1/n`` on iris, breast cancer, vehicle (18.9% against 26.4%)
         and segment, more on wine, digits and optdigits (by 0.1-1.9 points).  The default fit
-        takes less CPU time than ``LogisticRegression()`` on digits, optdigits, satimage,
-        segment and 20,000 synthetic rows.  A per-set choice is what helps most:
+        takes 0.70-0.82x the CPU time of ``LogisticRegression()`` on optdigits, satimage,
+        segment and 20,000 synthetic rows and about the same on digits (1.04x; medians of 3
+        splits of 5 interleaved fits, docs/results/defaults.md, seventh run).  A per-set choice is what helps most:
         :class:`advgame.AdversarialClassifierCV` chooses it by cross-validation.
     solver : {'auto', 'compile', 'smoothing', 'lbfgs', 'subgradient', 'pegasos'}, default='auto'
         ``compile``: the exact LP/QP/SOCP of the learning problem (docs/design.md).  ``smoothing``: L-BFGS (then Newton steps)
@@ -161,8 +162,9 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         objective by less than ``tol`` (relative to ``max(|objective|, 1)``).  The default is
         chosen by measurement (``advgame bench defaults``, docs/results/defaults.md; medians of
         3 splits, CPU time, one BLAS thread): on digits, segment, satimage and optdigits the
-        default fit at ``1e-3`` takes 0.55-0.89x ``LogisticRegression()``'s time against
-        1.6-2.9x at ``1e-4``, with test errors within 0.2 points of those at ``1e-4``
+        default fit at ``1e-3`` takes 0.70-1.04x ``LogisticRegression()``'s time against
+        1.7-2.4x at ``1e-4`` (seventh run), with test errors within 0.3 points of those at
+        ``1e-4``
         (``1e-4`` is scikit-learn's gradient tolerance, not a gap); pass ``tol=1e-4`` or below
         for an objective certified closer to the optimum.
     certify : {'auto', True, False}, default='auto'
@@ -410,40 +412,49 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         """
         started = fit_started(self, X)
         self._check_params()
+        self._fit_rows(self._training_rows(X, y, sample_weight))
+        fit_finished(self, started)
+        return self
+
+    def _training_rows(self, X, y, sample_weight):
+        """Check ``X``, ``y`` and the weights, set ``classes_``, ``loss_matrix_``, ``actions_``
+        and ``abstain_label_``, and return the rows :meth:`_fit_rows` fits
+        (:class:`advgame._estimator.inputs.TrainingRows`): what depends on the data and not on
+        the strength, computed once per fold by a path of strengths
+        (:func:`advgame.models.classifier_cv.fold_path`)."""
         categories = ordered_categories(y)  # before validation turns y into a plain array
         declared = self.loss if isinstance(self.loss, LossMatrix) else None
         X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight, declared)
         check_feature_scale(X)
         y_index = self._order_classes(y_index, categories)
-        k = self.classes_.size
-        self.loss_matrix_ = self._loss_matrix(k)
+        self.loss_matrix_ = self._loss_matrix(self.classes_.size)
         self.actions_, self.abstain_label_ = action_labels(
             self.loss_matrix_, self.classes_, self.abstain_label
         )
+        return TrainingRows((X, y_index, sample_weight), self.classes_.size)
+
+    def _fit_rows(self, rows):
+        """Fit ``rows`` (:meth:`_training_rows`) at the estimator's strength."""
+        k = self.classes_.size
         uncertainty = self._uncertainty()
-        # one canonical form of the weighted data, for every solver: weights are repeated rows
-        # exactly (one computation, one model, the same solver chosen), in any row order; the
-        # compiled program needs a row of every class, so where zero weights would empty one
-        # it keeps the rows as given (the other solvers take the canonical form below)
-        distinct = distinct_rows(X, y_index, sample_weight)
-        keeps_classes = np.unique(distinct[1]).size == k
-        if keeps_classes:
-            X, y_index, sample_weight = distinct
         previous = getattr(self, "uncertainty_", None)  # of the fit a warm start resumes
         self.uncertainty_ = uncertainty
         self.game_ = PredictionGame(self._declared_loss(), self._feature_map(), uncertainty)
         solver = self.solver
+        X, y_index, sample_weight = rows.distinct
         if solver == "auto":
-            fmap = self._feature_map().fit(X, k)
+            fmap = rows.feature_map(self._feature_map)
             self.solver_reason_ = describe_auto_choice(
-                self.game_.game(), uncertainty, fmap, X.shape[0]
+                self.game_.game(), uncertainty, fmap, rows.program[0].shape[0]
             )
             solver = self.solver_reason_.split(":", 1)[0]
             progress(self, f"solver='auto' -> {self.solver_reason_}")
         else:
             self.solver_reason_ = f"{solver}: given by solver={solver!r}"
-        progress(self, f"solver {solver!r}: {X.shape[0]} samples x {k} classes, {uncertainty!r}")
+        n_rows = rows.program[0].shape[0] if solver == "compile" else X.shape[0]
+        progress(self, f"solver {solver!r}: {n_rows} samples x {k} classes, {uncertainty!r}")
         if solver == "compile":
+            X, y_index, sample_weight = rows.program
             self.feature_map_ = self._feature_map().fit(X, k)
             self.program_ = self.game_.compile(X, self.classes_[y_index], sample_weight)
             backend = self.backend
@@ -456,12 +467,14 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
                 self, 0.0, self.tol, solution.objective, exact=True, reason=solution.solution.status
             )
         else:
-            if not keeps_classes:
-                X, y_index, sample_weight = distinct
-            fmap = self.feature_map_ = self._feature_map().fit(X, k)
-            weights = unit_weights(sample_weight)
+            fmap = self.feature_map_ = rows.feature_map(self._feature_map)
             objective = SurrogateObjective(
-                self.game_.game(), fmap.bind(X), y_index, weights, uncertainty, fmap
+                self.game_.game(),
+                rows.operator(self._feature_map),
+                y_index,
+                unit_weights(sample_weight),
+                uncertainty,
+                fmap,
             )
             report = Progress(lambda line: progress(self, line), self.verbose)
             theta0, dual0 = self._warm_point(solver, fmap.n_params, y_index, k, previous)
@@ -481,8 +494,6 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
             record_convergence(self, result.gap, self.tol, result.objective, reason=result.message)
         self.solver_ = solver
         self._set_coefficients()
-        fit_finished(self, started)
-        return self
 
     def _warm_point(self, solver, n_params, y_index, k, previous):
         """``(theta0, dual0)`` of the previous fit for a ``warm_start`` fit of the smoothing

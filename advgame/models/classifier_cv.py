@@ -22,6 +22,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing, indexable
 from sklearn.utils.validation import column_or_1d
 
+from .._estimator.base import fit_finished, fit_started
 from .._estimator.inputs import check_classification_fit, check_strength
 from ..losses import LossMatrix
 from ..metrics import make_loss_scorer
@@ -83,14 +84,23 @@ def strength_grid(
 
 def fold_path(estimator, parameter, X, y, sample_weight, train, test, values, scorer):
     """Fit ``estimator`` (warm-started) on the rows ``train`` with its ``parameter`` set to each
-    of ``values`` in turn and score it on the rows ``test``: ``(scores, gaps)``, one per value."""
+    of ``values`` in turn and score it on the rows ``test``: ``(scores, gaps)``, one per value.
+
+    Each fit is ``fit`` but for the training rows: checked, put in canonical form and bound
+    to the feature map once for the fold (``_training_rows``), since only ``parameter``
+    changes along the path."""
     estimator = clone(estimator).set_params(warm_start=True)
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
     X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
     weights = None if sample_weight is None else _safe_indexing(sample_weight, train)
+    estimator._check_params()
+    rows = estimator._training_rows(X_train, y_train, weights)
     scores, gaps = np.empty(values.size), np.empty(values.size)
     for j, value in enumerate(values):
-        estimator.set_params(**{parameter: float(value)}).fit(X_train, y_train, weights)
+        started = fit_started(estimator.set_params(**{parameter: float(value)}), X_train)
+        estimator._check_params()
+        estimator._fit_rows(rows)
+        fit_finished(estimator, started)
         scores[j], gaps[j] = scorer(estimator, X_test, y_test), estimator.gap_
     return scores, gaps
 
@@ -129,8 +139,10 @@ class AdversarialClassifierCV(AdversarialClassifier):
     For each fold one path over ``strengths`` from strong to weak regularisation, each fit
     warm-started from the previous one's primal and dual points (the ``warm_start`` of
     :class:`AdversarialClassifier`) and certified as a cold fit is; the folds in parallel
-    (joblib); the strength of the best mean score; a refit on all the data at it.  The
-    choice equals a ``GridSearchCV`` over the same folds and strengths with
+    (joblib); the strength of the best mean score; a refit on all the data at it.  A fold's
+    training rows are checked, put in canonical form and bound to the feature map once, not
+    at every strength (at 20,000 rows this halved the cross-validated fit; docs/results/
+    defaults.md, seventh run).  The choice equals a ``GridSearchCV`` over the same folds and strengths with
     ``AdversarialClassifier`` and the same ``scoring``, up to a test row whose prediction
     flips within the certified tolerance ``tol`` (warm and cold fits reach the same certified
     optimum, not the same point).

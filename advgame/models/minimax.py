@@ -49,10 +49,10 @@ from .._estimator.base import (
     record_convergence,
 )
 from .._estimator.inputs import (
+    TrainingRows,
     check_classification_fit,
     check_iteration_params,
     check_weights,
-    distinct_rows,
     validate_numeric,
 )
 from .._validation import check_real, unit_weights, weight_total
@@ -181,7 +181,7 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
                 f"{self.duality_gap_:.3g} (objective {self.objective_:.6g}). Increase max_iter, "
                 "or standardise the features: badly scaled features slow the first-order solver.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,  # the user's fit: _fit <- _fit_rows <- fit,
             )
         self.A_ = A
         self.n_iter_, self.solver_ = n_iter, solver
@@ -373,25 +373,34 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
         """
         started = fit_started(self, X)
         self._check_params()
+        self._fit_rows(self._training_rows(X, y, sample_weight))
+        fit_finished(self, started)
+        return self
+
+    def _training_rows(self, X, y, sample_weight):
+        """Check the loss and the data, set ``classes_`` and return the rows
+        :meth:`_fit_rows` fits (:class:`advgame._estimator.inputs.TrainingRows`; once per fold
+        of a path of radii)."""
         if self.loss not in _CLASSIFIER_LOSSES:
             raise ValueError(f"loss must be one of {_CLASSIFIER_LOSSES}; got {self.loss!r}.")
         if self.randomized and self.loss != "brier":
             raise ValueError("randomized=True is the Brier rule of Theorem 6: use loss='brier'.")
-        X, y_index, sample_weight = check_classification_fit(self, X, y, sample_weight)
+        given = check_classification_fit(self, X, y, sample_weight)
+        return TrainingRows(given, self.classes_.size)
+
+    def _fit_rows(self, rows):
+        """Fit ``rows`` (:meth:`_training_rows`) at the estimator's radius: the program rows
+        (one canonical form of the weighted data: weights are repeated rows exactly, and the
+        0-1 LP, whose optimal ``A_`` need not be unique, reaches the same vertex for both; a
+        class of zero total weight keeps its rows), the default radius read from the total
+        weight of the rows as given."""
         K = self.classes_.size
-        total = weight_total(sample_weight)  # before the distinct rows' relative weights
-        distinct = distinct_rows(X, y_index, sample_weight)
-        if np.unique(distinct[1]).size == K:  # a class of zero total weight keeps its rows
-            # one canonical form of the weighted data: weights are repeated rows exactly, and
-            # the 0-1 LP (whose optimal A_ need not be unique) reaches the same vertex for both
-            X, y_index, sample_weight = distinct
-        self._declare(getattr(losses, self.loss)(K), total)
+        X, y_index, sample_weight = rows.program
+        self._declare(getattr(losses, self.loss)(K), rows.total_weight)
         self._fit(X, y_index, np.eye(K)[y_index], sample_weight, K - 1)
         d = self.n_features_in_
         self.coef_ = self.A_[:, :d]
         self.intercept_ = self.A_[:, d] if self.fit_intercept else np.zeros(K - 1)
-        fit_finished(self, started)
-        return self
 
     def _potentials(self, X):
         check_is_fitted(self)

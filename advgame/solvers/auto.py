@@ -449,7 +449,8 @@ def fit_first_order(
             f"uncertified {solver}: {result.message} (too large for cutting planes and "
             f"no smoothing certificate: {obstacle})"
         )
-        warnings.warn(result.message, ConvergenceWarning, stacklevel=3)
+        # the user's fit: fit_first_order <- AdversarialClassifier._fit_rows <- fit
+        warnings.warn(result.message, ConvergenceWarning, stacklevel=4)
     elif not certify:
         result.message = f"uncertified {solver}: {result.message}"
     return result, n_iter

@@ -3,7 +3,9 @@ GridSearchCV over the same folds and strengths, and bad input."""
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import load_iris, load_wine
+from sklearn.metrics import check_scoring
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
@@ -86,3 +88,38 @@ def test_bad_strengths_are_refused(strengths, match):
     X, y = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match=match):
         ag.AdversarialClassifierCV(strengths=strengths).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "estimator, parameter, values",
+    [
+        (ag.AdversarialClassifier(), "strength", [1.0, 0.01, 1e-4]),
+        (ag.AdversarialClassifier(loss="ordinal", kernel="rbf"), "strength", [0.1, 1e-3]),
+        (ag.MinimaxClassifier(loss="brier"), "radius", [0.3, 0.03]),
+    ],
+    ids=["linear", "kernel", "minimax"],
+)
+def test_a_fold_path_is_the_warm_started_fits_on_rows_prepared_once(
+    estimator, parameter, values, monkeypatch
+):
+    """fold_path checks the training rows, puts them in canonical form and binds the feature
+    map once per fold, and its fits are bit for bit those of ``fit`` with ``warm_start``."""
+    from advgame._estimator import inputs
+    from advgame.models.classifier_cv import fold_path
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    train, test = np.arange(0, 178, 2), np.arange(1, 178, 2)
+    values = np.array(values)
+    scorer = make_loss_scorer() if parameter == "strength" else "accuracy"
+    scorer = check_scoring(estimator, scorer)
+    calls = []
+    distinct_rows = inputs.distinct_rows
+    monkeypatch.setattr(inputs, "distinct_rows", lambda *a: calls.append(1) or distinct_rows(*a))
+    scores, gaps = fold_path(estimator, parameter, X, y, None, train, test, values, scorer)
+    assert len(calls) == 1
+    model = clone(estimator).set_params(warm_start=True)
+    for j, value in enumerate(values):
+        model.set_params(**{parameter: float(value)}).fit(X[train], y[train])
+        assert scores[j] == scorer(model, X[test], y[test]) and gaps[j] == model.gap_
+    assert len(calls) == 1 + values.size

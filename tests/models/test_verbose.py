@@ -65,8 +65,16 @@ def test_verbose_two_reports_iterations(name, capsys):
     assert "iteration" in err and err.count(f"[{name}]") >= 3
 
 
-def test_warnings_still_point_at_the_caller():
+@pytest.mark.parametrize(
+    "model",
+    [
+        ag.GeneralizedPredictionSet(verbose=1, random_state=0),
+        ag.MinimaxClassifier(solver="fast", max_iter=3, verbose=1),  # FISTA's budget
+    ],
+    ids=lambda model: type(model).__name__,
+)
+def test_warnings_still_point_at_the_caller(model):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ag.GeneralizedPredictionSet(verbose=1, random_state=0).fit(X, Y)
+        model.fit(X, Y)
     assert any(w.filename == __file__ for w in caught), [w.filename for w in caught]
