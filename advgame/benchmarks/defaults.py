@@ -234,10 +234,11 @@ def verdicts(records):
 
 def bench_speed(name, progress, splits=SPLITS):
     """Part 2 on one set, medians over ``splits`` splits: the CPU seconds (each the median of
-    :data:`SPEED_REPEATS` fits) and test errors of the default fit, of the former default
-    ``tol=1e-4`` (:data:`FORMER_TOL`) and of ``LogisticRegression()``; the CPU seconds of ``AdversarialClassifierCV()``, of
-    ``LogisticRegressionCV(Cs=10, cv=5)`` and of the cold ``GridSearchCV`` over the same
-    strengths and folds, with the default fits and with the fits of the former default ``tol``
+    :data:`SPEED_REPEATS` interleaved fits) and test errors of the default fit, of the former
+    default ``tol=1e-4`` (:data:`FORMER_TOL`) and of ``LogisticRegression()``; the CPU
+    seconds of ``AdversarialClassifierCV()``, of ``LogisticRegressionCV(Cs=10, cv=5)`` and of
+    the cold ``GridSearchCV`` over the same strengths and folds, with the default fits and with
+    the fits of the former default ``tol``
     (:data:`FORMER_TOL`, the cold grid search as it was before the path), each on the training
     part of every split; the splits on which the path and each grid chose the same strength,
     and how much worse the grid's choice scores on the path's own fits (points of the mean

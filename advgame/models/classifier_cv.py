@@ -141,9 +141,9 @@ class AdversarialClassifierCV(AdversarialClassifier):
     :class:`AdversarialClassifier`) and certified as a cold fit is; the folds in parallel
     (joblib); the strength of the best mean score; a refit on all the data at it.  A fold's
     training rows are checked, put in canonical form and bound to the feature map once, not
-    at every strength (at 20,000 rows this halved the cross-validated fit; docs/results/
-    defaults.md, seventh run).  The choice equals a ``GridSearchCV`` over the same folds and strengths with
-    ``AdversarialClassifier`` and the same ``scoring``, up to a test row whose prediction
+    at every strength (at 20,000 rows this took about a third off the cross-validated fit:
+    docs/results/defaults.md, seventh run).  The choice equals a ``GridSearchCV`` over the
+    same folds and strengths with ``AdversarialClassifier`` and the same ``scoring``, up to a test row whose prediction
     flips within the certified tolerance ``tol`` (warm and cold fits reach the same certified
     optimum, not the same point).
 

@@ -181,7 +181,7 @@ class _MinimaxModel(ProgramNotPickled, BaseEstimator):
                 f"{self.duality_gap_:.3g} (objective {self.objective_:.6g}). Increase max_iter, "
                 "or standardise the features: badly scaled features slow the first-order solver.",
                 ConvergenceWarning,
-                stacklevel=4,  # the user's fit: _fit <- _fit_rows <- fit,
+                stacklevel=4,  # the user's fit: _fit <- _fit_rows <- fit
             )
         self.A_ = A
         self.n_iter_, self.solver_ = n_iter, solver
