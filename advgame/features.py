@@ -119,11 +119,16 @@ class _DenseOperator:
     def __init__(self, X1, k):
         self.X1 = X1
         self.k = k
+        self._converted = {}
 
     def astype(self, dtype):
         """This operator with ``X1`` converted to ``dtype`` once: its products in that
-        precision (float32 halves the bytes each product reads), their inputs rounded to it."""
-        return _DenseOperator(self.X1.astype(dtype), self.k)
+        precision (float32 halves the bytes each product reads), their inputs rounded to it.
+        Kept, so that the fits of a path over one bound operator convert once."""
+        dtype = np.dtype(dtype)
+        if dtype not in self._converted:
+            self._converted[dtype] = _DenseOperator(self.X1.astype(dtype), self.k)
+        return self._converted[dtype]
 
     def forward(self, theta):
         Theta = theta.reshape(-1, self.k)

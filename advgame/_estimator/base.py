@@ -99,7 +99,7 @@ def check_fit_controls(estimator):
     verbose = getattr(estimator, "verbose", 0)
     if not isinstance(verbose, (bool, int, np.integer)) or verbose < 0:
         raise ValueError(f"verbose must be an integer >= 0 (0, 1 or 2); got {verbose!r}.")
-    if "random_state" in getattr(estimator, "get_params", dict)():
+    if hasattr(estimator, "random_state"):  # not get_params: it reads the signature anew
         seed = estimator.random_state
         valid = (
             seed is None

@@ -514,6 +514,12 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
             return theta, dual
         return theta, rescaled_dual(dual, y_index, lam / previous_lam)
 
+    def _path_point(self):
+        """The fitted parameters where they mean the same on other rows (explicit features),
+        for the refit of :class:`advgame.AdversarialClassifierCV` to start from their mean over
+        the folds; None for kernel features (one coefficient per row fitted on)."""
+        return None if isinstance(self.feature_map_, KernelFeatures) else self.theta_
+
     def _set_coefficients(self):
         fmap = self.feature_map_
         if isinstance(fmap, Multiclass):

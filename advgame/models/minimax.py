@@ -402,6 +402,11 @@ class MinimaxClassifier(ClassifierMixin, _MinimaxModel):
         self.coef_ = self.A_[:, :d]
         self.intercept_ = self.A_[:, d] if self.fit_intercept else np.zeros(K - 1)
 
+    def _path_point(self):
+        """The fitted ``A_`` (its meaning does not depend on the rows), for the refit of
+        :class:`advgame.MinimaxClassifierCV` to start from its mean over the folds."""
+        return self.A_
+
     def _potentials(self, X):
         check_is_fitted(self)
         X = validate_numeric(self, X, reset=False)

@@ -48,7 +48,8 @@ class MinimaxClassifierCV(MinimaxClassifier):
     warm-started from the previous one's ``A_`` (the ``warm_start`` of
     :class:`MinimaxClassifier`; the compiled 0-1 program, ``solver='auto'`` up to 100,000 game
     rows, is solved exactly at each radius) and certified as a cold fit is; the folds in
-    parallel (joblib); the radius of the best mean score; a refit on all the data at it.  The
+    parallel (joblib); the radius of the best mean score; a refit on all the data at it,
+    starting from the mean over the folds of the paths' ``A_`` at that radius.  The
     choice equals a ``GridSearchCV`` over the same folds and radii with ``MinimaxClassifier``
     and the same ``scoring``, up to a test row whose prediction flips within the certified
     tolerance ``tol``.
@@ -94,8 +95,8 @@ class MinimaxClassifierCV(MinimaxClassifier):
     (3, 4)
     """
 
-    #: The refit at ``radius_`` starts cold (the paths' warm starts are per fold).
-    warm_start = False
+    #: The refit at ``radius_`` starts from the folds' mean ``A_`` at it (set by :meth:`fit`).
+    warm_start = True
 
     def __init__(
         self,
@@ -148,8 +149,8 @@ class MinimaxClassifierCV(MinimaxClassifier):
         check_classification_fit(clone(base), X, y, sample_weight)  # before the folds split it
         scoring = DEFAULT_SCORING[self.loss] if self.scoring is None else self.scoring
         scorer = check_scoring(base, scoring)
-        self.scores_, self.gaps_, self.radius_, X, y, sample_weight = cross_validated_path(
+        self.scores_, self.gaps_, self.radius_, self.A_, X, y, sample_weight = cross_validated_path(
             base, "radius", radii, X, y, sample_weight, self.cv, scorer, self.n_jobs
         )
         self.radii_ = radii
-        return super().fit(X, y, sample_weight=sample_weight)
+        return super().fit(X, y, sample_weight=sample_weight)  # from A_, the folds' mean

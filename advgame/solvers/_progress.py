@@ -128,6 +128,8 @@ class Phase:
         self.last = None  # when the last iteration line printed (None: none yet)
         self.pending = None  # the last iteration not printed: (n, gap, details, elapsed)
         self.bar = _Bar(solver, unit, total) if progress.report is not None and total else None
+        #: whether anyone sees the steps (a line or a bar): else a solver may report in blocks
+        self.watched = self.lines or self.bar is not None
 
     def step(self, n: int, gap: float | None = None, **details: Any) -> None:
         """Iteration block ``n`` done; ``gap`` is the certified gap known now (None or inf:

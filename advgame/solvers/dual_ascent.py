@@ -255,7 +255,9 @@ def fit_linear_dual(
     ``f_i = Theta^T x_i`` cost ``O(k p)``, its exact step is the one of the kernel solver
     (``s_i = w_i ||x_i||^2 / lam``), and a move updates ``Theta`` with ``x_i`` once per label
     whose ``q_ij`` moved.  The rows' gaps at their potentials after their step add up to the
-    running gap; shrinking is that of :func:`fit_kernel_dual` (:data:`SHRINK_EPOCHS`).  When
+    running gap; shrinking is that of :func:`fit_kernel_dual` (:data:`SHRINK_EPOCHS`).  The
+    epochs between two checks run as one compiled loop (:func:`advgame._kernels.linear_dual_epochs`,
+    the same row orders: 2-7% off digits' default fit of 155 epochs of 0.1 ms).  When
     the running gap is within ``tol * max(1, |J|)`` (or the budget is spent), the check
     recomputes ``Theta = X^T G / lam`` and ``F = X Theta`` from ``Q`` alone (two products),
     then ``J(Theta)`` and the bound :func:`kernel_dual_bound` (``||X^T G||^2 = tr(G^T K G)``),
@@ -341,17 +343,17 @@ def fit_linear_dual(
     (n, p), k, lam = X.shape, game.n_labels, uncertainty.lam
     curvature = ascent.curvature(np.einsum("ij,ij->i", X, X))
     every, row_gaps = np.arange(n), np.zeros(n)
+    WT, active = np.zeros((k, p)), rows.copy()  # Theta^T of the start E_y
     if Q0 is not None:
         Q[...] = _dual_start(Q0, Q.shape)
-    G, support = _residual(Q, y, weights)
-    WT, active = (G[support].T @ X[support]) / lam, rows.copy()  # Theta^T of the start
+        G, support = _residual(Q, y, weights)
+        WT = (G[support].T @ X[support]) / lam
     ascent.best = np.zeros(p * k)
     message, epoch, dense, running = "", 0, "", np.inf
     phase = quiet(progress)
     while not message:
-        epoch += 1
-        order = ascent.rng.permutation(active)
-        if switch and epoch == 1 and order.size > PROBE_ROWS:
+        if switch and epoch == 0 and active.size > PROBE_ROWS:
+            epoch, order = 1, ascent.rng.permutation(active)
             # the first rows all move (W = 0 at first): count the moves of the next ones
             half = PROBE_ROWS // 2
             first, probe, order = order[:half], order[half:PROBE_ROWS], order[PROBE_ROWS:]
@@ -369,16 +371,40 @@ def fit_linear_dual(
                 )
                 phase.step(epoch, ascent.gap)
                 break
-        if not dense:
-            _kernels.linear_dual_epoch(
+            _kernels.linear_dual_epoch(  # the rest of the epoch
                 WT, X, Q, order, weights, coef, curvature, weight, floor, still, row_gaps
             )
             left, running = _kernels.dual_shrink(
                 row_gaps, Q, y, active, every, still, SHRINK_EPOCHS
             )
-            active = active[:left]
-            if switch and epoch == DENSE_EPOCHS and left > DENSE_ACTIVE * rows.size:
-                dense = f"{left} of {rows.size} rows still active after {epoch} epochs"
+        else:
+            # compiled epochs up to the next check: the running gap within tol, the dense
+            # test's epoch, the budget (one at a time when someone watches the progress)
+            stop = DENSE_EPOCHS if switch and epoch < DENSE_EPOCHS else max_iter
+            stop = min(stop, max_iter, epoch + 1 if phase.watched else max_iter)
+            epoch, left, running = _kernels.linear_dual_epochs(
+                ascent.rng,
+                WT,
+                X,
+                Q,
+                y,
+                active,
+                weights,
+                coef,
+                curvature,
+                weight,
+                floor,
+                still,
+                row_gaps,
+                every,
+                epoch,
+                stop,
+                SHRINK_EPOCHS,
+                tol * ascent.scale,
+            )
+        active = active[:left]
+        if switch and epoch == DENSE_EPOCHS and left > DENSE_ACTIVE * rows.size:
+            dense = f"{left} of {rows.size} rows still active after {epoch} epochs"
         last = epoch >= max_iter
         phase.step(epoch, ascent.gap, running_gap=running)
         if not dense and running > tol * ascent.scale and not last:

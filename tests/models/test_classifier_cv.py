@@ -116,10 +116,80 @@ def test_a_fold_path_is_the_warm_started_fits_on_rows_prepared_once(
     calls = []
     distinct_rows = inputs.distinct_rows
     monkeypatch.setattr(inputs, "distinct_rows", lambda *a: calls.append(1) or distinct_rows(*a))
-    scores, gaps = fold_path(estimator, parameter, X, y, None, train, test, values, scorer)
+    scores, gaps, points = fold_path(estimator, parameter, X, y, None, train, test, values, scorer)
     assert len(calls) == 1
     model = clone(estimator).set_params(warm_start=True)
     for j, value in enumerate(values):
         model.set_params(**{parameter: float(value)}).fit(X[train], y[train])
         assert scores[j] == scorer(model, X[test], y[test]) and gaps[j] == model.gap_
+        if parameter == "radius":
+            np.testing.assert_array_equal(points[j], model.A_)
+        elif model.kernel is None:
+            np.testing.assert_array_equal(points[j], model.theta_)
+        else:  # kernel coefficients, one per fitted row: no start for other rows
+            assert points[j] is None
     assert len(calls) == 1 + values.size
+
+
+@pytest.mark.parametrize(
+    "cv_estimator, base, parameter, point",
+    [
+        (
+            ag.AdversarialClassifierCV(strengths=[0.1, 1e-3]),
+            ag.AdversarialClassifier(),
+            "strength",
+            "theta_",
+        ),
+        (
+            ag.AdversarialClassifierCV(strengths=[0.1, 1e-3], kernel="rbf"),
+            ag.AdversarialClassifier(kernel="rbf"),
+            "strength",
+            None,
+        ),
+        (
+            ag.MinimaxClassifierCV(loss="brier", radii=[0.3, 0.03]),
+            ag.MinimaxClassifier(loss="brier"),
+            "radius",
+            "A_",
+        ),
+    ],
+    ids=["linear", "kernel", "minimax"],
+)
+def test_the_refit_starts_from_the_folds_mean_parameters(
+    cv_estimator, base, parameter, point, monkeypatch
+):
+    """The refit at the chosen value starts from the mean over the folds of their fits'
+    parameters at it (cold for kernel features, whose parameters are tied to their rows) and
+    reaches a cold fit's certified optimum."""
+    from advgame.models import classifier, minimax
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    starts = []
+    if parameter == "radius":
+        module, name, position = minimax, "fit_proximal", 1  # the Brier loss's solver, A0
+    else:
+        module, name, position = classifier, "fit_first_order", 8  # theta0
+    solver = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *args: starts.append(args[position]) or solver(*args))
+    cv_estimator.set_params(cv=folds).fit(X, y)
+    refit_start = starts[-1]
+    monkeypatch.undo()
+    best = getattr(cv_estimator, parameter + "_")
+    values = cv_estimator.strengths_ if parameter == "strength" else cv_estimator.radii_
+    if point is None:
+        assert refit_start is None
+    else:  # each fold's warm path up to the chosen value (fold_path's fits, bit for bit)
+        fits = []
+        for train, _ in folds:
+            model = clone(base).set_params(warm_start=True)
+            for value in values:
+                model.set_params(**{parameter: value}).fit(X[train], y[train])
+                if value == best:
+                    break
+            fits.append(getattr(model, point))
+        np.testing.assert_allclose(refit_start, np.mean(fits, axis=0), rtol=1e-12, atol=0)
+    cold = base.set_params(**{parameter: best}).fit(X, y)
+    gap = cv_estimator.gap_ if parameter == "strength" else cv_estimator.tol
+    assert abs(cv_estimator.objective_ - cold.objective_) <= 2 * max(gap, cold.gap_, 1e-12) + 1e-9

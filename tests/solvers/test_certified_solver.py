@@ -451,13 +451,14 @@ def test_label_entries_are_found_in_either_memory_order(data, monkeypatch):
 @pytest.mark.parametrize("n", [300, 30_000])
 def test_single_precision_operator(n):
     """``astype(float32)``: the same products to float32 rounding, returned in float64 (``F``
-    column-major, the closed forms' layout), for small and large inputs."""
+    column-major, the closed forms' layout), for small and large inputs; converted once."""
     rng = np.random.default_rng(5)
     X = rng.normal(size=(n, 7))
     fmap = Multiclass().fit(X, K)
     double = fmap.bind(X)
     single = double.astype(np.float32)
     assert single.X1.dtype == np.float32 and single.X1.shape == double.X1.shape
+    assert double.astype("float32") is single  # converted once: a path's fits share it
     theta, G = rng.normal(size=fmap.n_params), rng.normal(size=(n, K)) / n
     F = single.forward(theta)
     assert F.dtype == np.float64 and F.flags.f_contiguous
