@@ -116,9 +116,10 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         -1.00.  Gaussian-kernel fits (``gamma = 1/d``, zero-one, medians of 3 splits):
         ``3e-4`` errs less than ``1/n`` on iris, breast cancer, vehicle (18.9% against 26.4%)
         and segment, more on wine, digits and optdigits (by 0.1-1.9 points).  The default fit
-        takes 0.70-0.82x the CPU time of ``LogisticRegression()`` on optdigits, satimage,
-        segment and 20,000 synthetic rows and about the same on digits (1.04x; medians of 3
-        splits of 5 interleaved fits, docs/results/defaults.md, seventh run).  A per-set choice is what helps most:
+        takes 0.67-0.76x the CPU time of ``LogisticRegression()`` on optdigits, satimage,
+        segment and 20,000 synthetic rows and about the same on digits (0.92x in that run,
+        0.90-1.01x interleaved with the code before; medians of 3 splits of 5 interleaved
+        fits, docs/results/defaults.md, eighth run).  A per-set choice is what helps most:
         :class:`advgame.AdversarialClassifierCV` chooses it by cross-validation.
     solver : {'auto', 'compile', 'smoothing', 'lbfgs', 'subgradient', 'pegasos'}, default='auto'
         ``compile``: the exact LP/QP/SOCP of the learning problem (docs/design.md).  ``smoothing``: L-BFGS (then Newton steps)
@@ -162,8 +163,8 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         objective by less than ``tol`` (relative to ``max(|objective|, 1)``).  The default is
         chosen by measurement (``advgame bench defaults``, docs/results/defaults.md; medians of
         3 splits, CPU time, one BLAS thread): on digits, segment, satimage and optdigits the
-        default fit at ``1e-3`` takes 0.70-1.04x ``LogisticRegression()``'s time against
-        1.7-2.4x at ``1e-4`` (seventh run), with test errors within 0.3 points of those at
+        default fit at ``1e-3`` takes 0.67-0.92x ``LogisticRegression()``'s time against
+        1.5-2.4x at ``1e-4`` (eighth run), with test errors within 0.3 points of those at
         ``1e-4``
         (``1e-4`` is scikit-learn's gradient tolerance, not a gap); pass ``tol=1e-4`` or below
         for an objective certified closer to the optimum.

