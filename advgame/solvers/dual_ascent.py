@@ -383,25 +383,9 @@ def fit_linear_dual(
             stop = DENSE_EPOCHS if switch and epoch < DENSE_EPOCHS else max_iter
             stop = min(stop, max_iter, epoch + 1 if phase.watched else max_iter)
             epoch, left, running = _kernels.linear_dual_epochs(
-                ascent.rng,
-                WT,
-                X,
-                Q,
-                y,
-                active,
-                weights,
-                coef,
-                curvature,
-                weight,
-                floor,
-                still,
-                row_gaps,
-                every,
-                epoch,
-                stop,
-                SHRINK_EPOCHS,
-                tol * ascent.scale,
-            )
+                ascent.rng, WT, X, Q, y, active, weights, coef, curvature, weight, floor, still,
+                row_gaps, every, epoch, stop, SHRINK_EPOCHS, tol * ascent.scale,
+            )  # fmt: skip
         active = active[:left]
         if switch and epoch == DENSE_EPOCHS and left > DENSE_ACTIVE * rows.size:
             dense = f"{left} of {rows.size} rows still active after {epoch} epochs"

@@ -523,3 +523,18 @@ def test_precision_is_checked(data):
     )
     with pytest.raises(ValueError, match="astype"):
         fit_smoothed(thresholded, np.zeros(fmap.n_params), precision="single")
+
+
+def test_a_surrogate_given_its_potentials_skips_the_product(data, monkeypatch):
+    """``surrogate(theta, F)`` with ``F`` the potentials at ``theta`` (a stage starting where
+    the last one stopped) is ``surrogate(theta)`` to the bit, without the forward product."""
+    X, y = data
+    objective, _ = _problem(X, y, _loss("zero_one"), _uncertainty("soft", y.size))
+    surrogate = solvers.SmoothedSurrogate(objective, smoothed_game(objective.game), 0.1, 0.1)
+    theta = np.random.default_rng(2).normal(size=objective.fmap.n_params)
+    F = objective.operator.forward(theta)
+    value, gradient = surrogate(theta)
+    monkeypatch.setattr(objective.operator, "forward", lambda t: pytest.fail("recomputed F"))
+    given_value, given_gradient = surrogate(theta, F)
+    assert given_value == value
+    np.testing.assert_array_equal(given_gradient, gradient)

@@ -322,3 +322,62 @@ def test_errors_and_the_epoch_budget(iris):
         result = fit_linear_dual(game, design, y_index, w, SoftMoments(1.0 / len(y)), 1e-12, 1)
     assert result.limit_reached and result.n_iter == 1
     assert np.isfinite(result.gap) and result.gap > 0
+
+
+@pytest.mark.parametrize("k, floor", [(2, 0.0), (4, 0.0), (4, 0.6)])
+@pytest.mark.parametrize("threshold", [0.0, 1e-2])
+def test_compiled_epoch_loop_is_the_python_loop(k, floor, threshold):
+    """linear_dual_epochs (numba's Generator.permutation, the epochs and the shrinking in one
+    compiled loop) leaves every array, the epoch, the rows left and the running gap exactly as
+    the loop it replaces: numpy's permutation of the active rows, linear_dual_epoch and
+    dual_shrink called from Python, stopping at the same threshold or epoch.  Zero-one and
+    abstain (floor 0.6: alpha 0.4) steps, k = 2 and tied duplicate rows."""
+    from advgame._kernels import dual_shrink, linear_dual_epochs
+
+    rng = np.random.default_rng(3)
+    n, p, weight, lam = 40, 5, 1.0, 0.05
+    X = rng.normal(size=(n, p))
+    X[20:25] = X[:5]  # ties: duplicated rows
+    y = rng.integers(0, k, size=n)
+    weights = rng.dirichlet(np.ones(n))
+    coef = weights / lam
+    curvature = coef * np.einsum("ij,ij->i", X, X)
+    every = np.arange(n)
+
+    def start():
+        Q = np.zeros((n, k))
+        Q[every, y] = 1.0
+        return np.zeros((k, p)), Q, np.zeros(n, dtype=np.int64), np.zeros(n), every.copy()
+
+    WT, Q, still, gaps, active = start()
+    compiled = linear_dual_epochs(
+        np.random.default_rng(7), WT, X, Q, y, active, weights, coef, curvature, weight, floor,
+        still, gaps, every, 0, 12, 2, threshold,
+    )  # fmt: skip
+    WT_r, Q_r, still_r, gaps_r, active_r = start()
+    generator, epoch, left, running = np.random.default_rng(7), 0, n, np.inf
+    while epoch < 12:
+        epoch += 1
+        order = generator.permutation(active_r[:left])
+        linear_dual_epoch(
+            WT_r, X, Q_r, order, weights, coef, curvature, weight, floor, still_r, gaps_r
+        )
+        left, running = dual_shrink(gaps_r, Q_r, y, active_r[:left], every, still_r, 2)
+        if running <= threshold:
+            break
+    assert compiled == (epoch, left, running)
+    for ours, reference in ((WT, WT_r), (Q, Q_r), (still, still_r), (gaps, gaps_r)):
+        np.testing.assert_array_equal(ours, reference)
+    np.testing.assert_array_equal(active[:left], active_r[:left])
+
+
+def test_a_watched_fit_is_the_silent_fit(capsys):
+    """With lines shown (verbose=2) the ascent runs one compiled epoch per call so that each
+    is reported; the fit is the silent one to the bit."""
+    X, y = load_digits(return_X_y=True)
+    X = StandardScaler().fit_transform(X[:400])
+    silent = ag.AdversarialClassifier().fit(X, y[:400])
+    watched = ag.AdversarialClassifier(verbose=2).fit(X, y[:400])
+    assert "linear dual ascent, epoch" in capsys.readouterr().err
+    assert silent.n_iter_ == watched.n_iter_ and silent.solver_ == watched.solver_
+    np.testing.assert_array_equal(silent.theta_, watched.theta_)
