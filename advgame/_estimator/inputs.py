@@ -9,6 +9,7 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .._validation import check_positive, check_rankings, weight_total, weight_unit
 from ..declaration import classes_of, resolve_loss_matrix
+from ..solvers.smoothing import SmoothingMemo
 
 __all__ = [
     "action_labels",
@@ -180,6 +181,10 @@ class TrainingRows:
     total_weight : float
         :func:`advgame._validation.weight_total` of the given weights (the minimax
         estimators' default radii read it).
+    memo : SmoothingMemo
+        What the smoothing solver keeps of one fit of the distinct rows for the next
+        (:class:`advgame.solvers.smoothing.SmoothingMemo`: the next fit of a path starts
+        where the last one stopped, with its curvature).
     """
 
     def __init__(self, given, n_classes):
@@ -188,6 +193,7 @@ class TrainingRows:
         keeps_classes = np.unique(self.distinct[1]).size == self.n_classes
         self.program = self.distinct if keeps_classes else given
         self.total_weight = weight_total(given[2])
+        self.memo = SmoothingMemo()
         self._map = self._operator = None
 
     def feature_map(self, make):

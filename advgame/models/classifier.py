@@ -476,6 +476,7 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
                 unit_weights(sample_weight),
                 uncertainty,
                 fmap,
+                memo=rows.memo,
             )
             report = Progress(lambda line: progress(self, line), self.verbose)
             theta0, dual0 = self._warm_point(solver, fmap.n_params, y_index, k, previous)

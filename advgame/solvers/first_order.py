@@ -47,6 +47,11 @@ class SurrogateObjective:
     fmap : FeatureMap
     method : str
         Game method (``'auto'`` picks the fast path).
+    memo : SmoothingMemo, optional
+        Where :func:`~advgame.solvers.fit_smoothed` keeps its last float64 evaluation and
+        L-BFGS pairs for the next fit of the same rows
+        (:class:`advgame.solvers.smoothing.SmoothingMemo`); shared by :meth:`astype`, not by
+        :meth:`subset` (other rows).
     """
 
     def __init__(
@@ -58,9 +63,10 @@ class SurrogateObjective:
         uncertainty: Any,
         fmap: Any,
         method: str = "auto",
+        memo: Any = None,
     ) -> None:
         self.game, self.operator, self.y, self.weights = game, operator, y, weights
-        self.uncertainty, self.fmap, self.method = uncertainty, fmap, method
+        self.uncertainty, self.fmap, self.method, self.memo = uncertainty, fmap, method, memo
 
     def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         return self._evaluate(theta, self.operator, self.y, self.weights)
@@ -78,11 +84,11 @@ class SurrogateObjective:
     def astype(self, dtype: Any) -> SurrogateObjective:
         """The objective with the feature products in ``dtype`` (the operator's ``astype``:
         ``X`` converted once); everything else stays float64."""
-        return self._replace(self.operator.astype(dtype), self.y, self.weights)
+        return self._replace(self.operator.astype(dtype), self.y, self.weights, self.memo)
 
-    def _replace(self, operator, y, weights):
+    def _replace(self, operator, y, weights, memo=None):
         return SurrogateObjective(
-            self.game, operator, y, weights, self.uncertainty, self.fmap, self.method
+            self.game, operator, y, weights, self.uncertainty, self.fmap, self.method, memo
         )
 
     def _evaluate(self, theta, operator, y, weights):
@@ -381,6 +387,15 @@ class _Memory:
         self.YY[:m, m] = self.YY[m, :m] = Y @ y
         self.YY[m, m] = yy
         self.S[m], self.Y[m], self.count = s, y, m + 1
+
+    def shifted(self, delta: float) -> _Memory:
+        """The pairs of the objective plus ``delta/2 ||theta||^2``: ``(s, y + delta s)``, oldest
+        first, each kept by :meth:`push`'s test (a negative ``delta`` may take a pair's
+        curvature away)."""
+        memory = _Memory(self.size)
+        for s, y in zip(self.S[: self.count], self.Y[: self.count]) if self.count else ():
+            memory.push(s, y + delta * s)
+        return memory
 
     def direction(self, gradient: np.ndarray) -> np.ndarray:
         """``-H g`` (``-g`` without pairs)."""

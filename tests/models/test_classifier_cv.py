@@ -131,6 +131,49 @@ def test_a_fold_path_is_the_warm_started_fits_on_rows_prepared_once(
     assert len(calls) == 1 + values.size
 
 
+def test_a_fold_path_resumes_each_fit_from_the_smoothing_memo(monkeypatch):
+    """Where the smoothing solver's fits end at their first smoothing (noisy labels: the dual
+    ascent gives up), each fit of a fold path starts from the last one's final evaluation and
+    L-BFGS pairs (the rows' ``SmoothingMemo``): fewer evaluations than a loop of ``fit`` with
+    ``warm_start``, every fit certified, the objectives those of the loop within the two
+    certified gaps."""
+    from sklearn.datasets import make_classification
+
+    from advgame.models import classifier_cv
+    from advgame.solvers import smoothing
+
+    X, y = make_classification(
+        n_samples=600, n_features=10, n_informative=6, n_classes=3, flip_y=0.3, random_state=0
+    )
+    train, test = np.arange(0, 600, 2), np.arange(1, 600, 2)
+    estimator, values = ag.AdversarialClassifier(), np.array([0.1, 0.01, 0.001])
+    evaluations, objectives = [0], []
+    call, finished = smoothing.SmoothedSurrogate.__call__, classifier_cv.fit_finished
+
+    def counted(self, theta, F=None):
+        evaluations[0] += 1
+        return call(self, theta, F)
+
+    def recorded(model, started):
+        objectives.append(model.objective_)
+        return finished(model, started)
+
+    monkeypatch.setattr(smoothing.SmoothedSurrogate, "__call__", counted)
+    monkeypatch.setattr(classifier_cv, "fit_finished", recorded)
+    scorer = check_scoring(estimator, make_loss_scorer())
+    _, gaps, _ = classifier_cv.fold_path(
+        estimator, "strength", X, y, None, train, test, values, scorer
+    )
+    path_evaluations, evaluations[0] = evaluations[0], 0
+    model = clone(estimator).set_params(warm_start=True)
+    for value, objective, gap in zip(values, objectives, gaps):
+        model.set_params(strength=value).fit(X[train], y[train])
+        assert model.solver_ == "smoothing" and model.converged_
+        assert gap <= model.tol * max(1.0, abs(objective))
+        assert abs(objective - model.objective_) <= gap + model.gap_
+    assert path_evaluations < evaluations[0]
+
+
 @pytest.mark.parametrize(
     "cv_estimator, base, parameter, point",
     [

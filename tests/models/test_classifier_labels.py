@@ -286,6 +286,15 @@ def test_mean_matrix_loss_errors(call, match):
         (np.array([0, "abstain", 1, "refer"], dtype=object), [0, 1, "abstain"]),
         (np.array([True, 1, 0], dtype=object), [0, 1]),  # True is 1, as in a dict
         (np.array([], dtype=int), [0, 1]),
+        # integers named by their positions: read in place, unless out of range
+        (np.array([2, 0, 1, 1], dtype=np.uint8), [0, 1, 2]),
+        (np.array([0, 3, 1]), [0, 1, 2]),
+        (np.array([-1, 0]), [0, 1]),
+        (np.array([1, 0, 1]), [False, True]),
+        (np.array([1, 0, 1]), [np.int64(0), np.int64(1)]),
+        (np.array([1, 0, 1]), [0.0, 1.0]),
+        (np.array([1, 0, 1]), [1, 0]),  # not in position order: looked up
+        (np.array([1, 0, 1]), ["0", "1"]),
     ],
 )
 def test_label_positions_equal_a_lookup_per_sample(values, names):

@@ -538,3 +538,191 @@ def test_a_surrogate_given_its_potentials_skips_the_product(data, monkeypatch):
     given_value, given_gradient = surrogate(theta, F)
     assert given_value == value
     np.testing.assert_array_equal(given_gradient, gradient)
+
+
+def _with_memo(objective, memo):
+    o = objective
+    return SurrogateObjective(o.game, o.operator, o.y, o.weights, o.uncertainty, o.fmap, memo=memo)
+
+
+def _at(objective, uncertainty):
+    o = objective
+    return SurrogateObjective(
+        o.game, o.operator, o.y, o.weights, uncertainty, o.fmap, memo=objective.memo
+    )
+
+
+def _counting_evaluations(monkeypatch):
+    """The number of surrogate evaluations (``SmoothedSurrogate.__call__``) made so far."""
+    count = [0]
+    call = solvers.SmoothedSurrogate.__call__
+
+    def counted(self, theta, F=None):
+        count[0] += 1
+        return call(self, theta, F)
+
+    monkeypatch.setattr(solvers.SmoothedSurrogate, "__call__", counted)
+    return count
+
+
+def _path(base, sets, memo, count):
+    """Fits of ``base`` at each of ``sets`` in turn, each from the last one's parameters (a
+    path of strengths), with ``memo``: the results and the evaluations each made.  At
+    ``tol = 1e-2`` these fits end at their first smoothing, where the next one starts (as the
+    20,000-row paths of docs/results/defaults.md do at ``1e-3``), so the memo serves."""
+    theta, fits, evaluations = np.zeros(base.fmap.n_params), [], []
+    for uncertainty_set in sets:
+        before = count[0]
+        result = fit_smoothed(_at(_with_memo(base, memo), uncertainty_set), theta, 1e-2)
+        theta = result.theta
+        fits.append(result)
+        evaluations.append(count[0] - before)
+    return fits, evaluations
+
+
+def test_a_memo_along_a_path_of_strengths_saves_evaluations(data, monkeypatch):
+    """A path of ``lam`` (each fit from the last one's parameters) with a
+    :class:`SmoothingMemo` (the last evaluation and the L-BFGS pairs moved to the new ``lam``)
+    makes fewer evaluations than without it, and every fit is certified and brackets the
+    compiled optimum at its ``lam``; the first fit, with nothing kept, is the same to the
+    bit."""
+    X, y = data
+    count = _counting_evaluations(monkeypatch)
+    sets = [SoftMoments(s / y.size) for s in (10.0, 1.0, 0.1, 0.01)]
+    base, _ = _problem(X, y, _loss("zero_one"), sets[0])
+    plain, plain_count = _path(base, sets, None, count)
+    kept, kept_count = _path(base, sets, solvers.SmoothingMemo(), count)
+    np.testing.assert_array_equal(kept[0].theta, plain[0].theta)
+    assert kept_count[0] == plain_count[0]
+    assert sum(kept_count[1:]) < sum(plain_count[1:])
+    for result, uncertainty_set in zip(kept, sets):
+        _, optimum = _problem(X, y, _loss("zero_one"), uncertainty_set)
+        assert result.message == "certified"
+        slack = 1e-7 * max(1.0, abs(optimum.objective))
+        assert result.objective - result.gap <= optimum.objective + slack
+        assert optimum.objective <= result.objective + slack
+
+
+def test_a_memo_of_a_norm_ball_keeps_the_evaluation_only_and_changes_no_bit(data, monkeypatch):
+    """For a norm ball (no pairs carried: the Moreau envelope's curvature changes with the
+    smoothing) the memo serves the first evaluation only, which is the one a fresh evaluation
+    computes: the path's fits are those without the memo to the bit, with fewer evaluations."""
+    X, y = data
+    count = _counting_evaluations(monkeypatch)
+    sets = [NormBall(r, 2) for r in (0.5, 0.05, 0.005)]
+    base, _ = _problem(X, y, _loss("zero_one"), sets[0])
+    plain, plain_count = _path(base, sets, None, count)
+    kept, kept_count = _path(base, sets, solvers.SmoothingMemo(), count)
+    for a, b in zip(plain, kept):
+        np.testing.assert_array_equal(a.theta, b.theta)
+        assert (a.objective, a.gap, a.n_iter, a.message) == (
+            b.objective,
+            b.gap,
+            b.n_iter,
+            b.message,
+        )
+    assert all(k in (p, p - 1) for k, p in zip(kept_count, plain_count))
+    assert sum(kept_count) < sum(plain_count)
+
+
+def test_shifted_pairs_are_the_pairs_of_the_shifted_objective():
+    """``_Memory.shifted(delta)``: the pairs ``(s, y + delta s)`` of ``J + delta/2
+    ||theta||^2`` in their order, a pair whose curvature ``s . y`` the shift takes away
+    dropped, as :meth:`push` drops it."""
+    from advgame.solvers.first_order import _Memory
+
+    rng = np.random.default_rng(6)
+    pairs = [(rng.normal(size=7), rng.normal(size=7)) for _ in range(5)]
+    pairs = [(s, y if s @ y > 0 else -y) for s, y in pairs]
+    memory = _Memory(3)
+    for s, y in pairs:
+        memory.push(s, y)
+    delta = -min(float(s @ y) / float(s @ s) for s, y in pairs[-3:]) * 1.01
+    expected = _Memory(3)
+    for s, y in zip(memory.S, memory.Y):
+        expected.push(s, y + delta * s)
+    shifted = memory.shifted(delta)
+    assert len(shifted) == len(expected) < 3  # one pair lost its curvature
+    g = rng.normal(size=7)
+    np.testing.assert_array_equal(shifted.direction(g), expected.direction(g))
+    np.testing.assert_array_equal(memory.shifted(0.0).direction(g), memory.direction(g))
+    assert len(_Memory(3).shifted(1.0)) == 0
+
+
+def test_a_fit_certified_where_the_last_one_stopped_costs_no_evaluation(data, monkeypatch):
+    """With float32 steps the kept evaluation is float64: a fit that starts certified at the
+    kept point (here the same problem again) needs no evaluation, its float64 check included,
+    and returns the same certified point; a fit at a new strength from there is certified."""
+    X, y = data
+    count = _counting_evaluations(monkeypatch)
+    loss, lam = _loss("zero_one"), 1.0 / y.size
+    objective, optimum = _problem(X, y, loss, SoftMoments(lam))
+    objective = _with_memo(objective, solvers.SmoothingMemo())
+    tol = 1e-2  # the fits end at their first smoothing (see _path)
+    first = fit_smoothed(objective, np.zeros(objective.fmap.n_params), tol, precision="single")
+    assert first.message == "certified"
+    before = count[0]
+    again = fit_smoothed(objective, first.theta, tol, precision="single")
+    assert count[0] == before
+    assert again.message == "certified" and again.objective == first.objective
+    np.testing.assert_array_equal(again.theta, first.theta)
+    weaker, weaker_optimum = _problem(X, y, loss, SoftMoments(lam / 10))
+    result = fit_smoothed(_at(objective, weaker.uncertainty), first.theta, tol, precision="single")
+    assert result.message == "certified"
+    slack = 1e-7 * max(1.0, abs(weaker_optimum.objective))
+    assert result.objective - result.gap <= weaker_optimum.objective + slack
+    assert weaker_optimum.objective <= result.objective + slack
+    assert result.objective == pytest.approx(weaker(result.theta)[0], abs=1e-12)
+
+
+def test_a_memo_recalls_only_the_point_smoothing_and_loss_it_kept(data):
+    """``recall`` answers for the kept ``theta``, ``mu`` and loss matrix only; the pairs serve
+    soft moments only, moved to the new ``lam``; ``astype`` shares an objective's memo,
+    ``subset`` (other rows) does not."""
+    X, y = data
+    objective, _ = _problem(X, y, _loss("zero_one"), _uncertainty("soft", y.size))
+    memo = solvers.SmoothingMemo()
+    objective = _with_memo(objective, memo)
+    L = objective.game.loss.matrix
+    theta = np.random.default_rng(4).normal(size=objective.fmap.n_params)
+    assert memo.recall(theta, 0.1, L) is None
+    surrogate = solvers.SmoothedSurrogate(objective, smoothed_game(objective.game), 0.1, 0.1)
+    surrogate(theta)
+    from advgame.solvers.first_order import _Memory
+
+    pairs = _Memory(5)
+    pairs.push(np.ones(theta.size), 2.0 * np.ones(theta.size))
+    memo.keep(surrogate, pairs, SoftMoments(0.5), 0.1)
+    assert memo.recall(theta.copy(), 0.1, L) is surrogate.part
+    assert memo.recall(theta + 1e-12, 0.1, L) is None
+    assert memo.recall(theta, 0.05, L) is None
+    assert memo.recall(theta, 0.1, _loss("ordinal").matrix) is None
+    assert memo.pairs(NormBall(0.1, 2), 0.1) is None
+    assert memo.pairs(SoftMoments(0.25), 0.05) is None  # pairs of another smoothing
+    moved = memo.pairs(SoftMoments(0.25), 0.1)
+    np.testing.assert_array_equal(moved.Y[0], 1.75 * np.ones(theta.size))
+    memo.keep(None, pairs, NormBall(0.1, 2), 0.1)  # a norm ball's fit: no pairs kept
+    assert memo.pairs(SoftMoments(0.25), 0.1) is None
+    assert memo.recall(theta, 0.1, L) is surrogate.part  # the evaluation stays
+    assert objective.astype(np.float32).memo is memo
+    assert objective.subset(np.arange(10)).memo is None
+
+
+def test_a_resumed_surrogate_is_the_evaluated_one(data):
+    """``resume(theta, part)`` with the part of an evaluation at ``theta`` gives that
+    evaluation's value and gradient at another regulariser, and its state (``last``)."""
+    X, y = data
+    objective, _ = _problem(X, y, _loss("zero_one"), SoftMoments(0.01))
+    other = _at(objective, SoftMoments(0.003))
+    smooth = smoothed_game(objective.game)
+    theta = np.random.default_rng(5).normal(size=objective.fmap.n_params)
+    evaluated = solvers.SmoothedSurrogate(objective, smooth, 0.1, 0.1)
+    evaluated(theta)
+    fresh = solvers.SmoothedSurrogate(other, smooth, 0.1, 0.1)
+    value, gradient = fresh(theta)
+    resumed = solvers.SmoothedSurrogate(other, smooth, 0.1, 0.1)
+    resumed_value, resumed_gradient = resumed.resume(theta, evaluated.part)
+    assert resumed_value == value
+    np.testing.assert_array_equal(resumed_gradient, gradient)
+    for a, b in zip(resumed.last, fresh.last):
+        np.testing.assert_array_equal(a, b)
