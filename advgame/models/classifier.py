@@ -164,8 +164,8 @@ class AdversarialClassifier(ProgramNotPickled, ClassifierMixin, BaseEstimator):
         chosen by measurement (``advgame bench defaults``, docs/results/defaults.md; medians of
         3 splits, CPU time, one BLAS thread): on digits, segment, satimage and optdigits the
         default fit at ``1e-3`` takes 0.67-0.92x ``LogisticRegression()``'s time against
-        1.5-2.4x at ``1e-4`` (eighth run), with test errors within 0.3 points of those at
-        ``1e-4``
+        1.5-2.4x at ``1e-4`` (eighth run; on the faster host of the ninth run digits 1.22x,
+        the others 0.71-1.00x), with test errors within 0.3 points of those at ``1e-4``
         (``1e-4`` is scikit-learn's gradient tolerance, not a gap); pass ``tol=1e-4`` or below
         for an objective certified closer to the optimum.
     certify : {'auto', True, False}, default='auto'
