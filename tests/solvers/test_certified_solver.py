@@ -63,6 +63,14 @@ def _problem(X, y, loss, uncertainty):
     return objective, optimum
 
 
+def _assert_brackets(result, optimum):
+    """``result``'s certificate brackets the compiled optimum: ``objective - gap <= optimum <=
+    objective``, up to the LP solver's tolerance."""
+    slack = 1e-7 * max(1.0, abs(optimum.objective))  # the interior-point / simplex tolerance
+    assert result.objective - result.gap <= optimum.objective + slack
+    assert optimum.objective <= result.objective + slack
+
+
 @pytest.mark.parametrize("uncertainty", SETS)
 @pytest.mark.parametrize("loss", LOSSES)
 def test_certificate_brackets_the_compiled_optimum(data, loss, uncertainty):
@@ -73,9 +81,7 @@ def test_certificate_brackets_the_compiled_optimum(data, loss, uncertainty):
     result = fit_smoothed(objective, np.zeros(objective.fmap.n_params), tol=tol)
     assert result.message == "certified"
     assert result.gap <= tol * max(1.0, abs(result.objective))
-    slack = 1e-7 * max(1.0, abs(optimum.objective))  # the interior-point / simplex tolerance
-    assert result.objective - result.gap <= optimum.objective + slack
-    assert optimum.objective <= result.objective + slack
+    _assert_brackets(result, optimum)
     assert result.objective == pytest.approx(objective(result.theta)[0], abs=1e-12)
 
 
@@ -87,13 +93,12 @@ def test_linear_dual_ascent_brackets_the_same_compiled_optimum(data):
     loss, uncertainty = _loss("zero_one"), _uncertainty("soft", y.size)
     objective, optimum = _problem(X, y, loss, uncertainty)
     design = objective.operator.X1
-    tol, slack = 1e-6, 1e-7 * max(1.0, abs(optimum.objective))
+    tol = 1e-6
     args = (objective.game, design, y, objective.weights, uncertainty, tol, 100_000)
     for switch in (False, True):
         result = fit_linear_dual(*args, switch=switch)
         assert result.message == "certified" or result.message.startswith("dense")
-        assert result.objective - result.gap <= optimum.objective + slack
-        assert optimum.objective <= result.objective + slack
+        _assert_brackets(result, optimum)
         assert result.objective == pytest.approx(objective(result.theta)[0], abs=1e-12)
     assert fit_linear_dual(*args).message == "certified"
 
@@ -380,10 +385,9 @@ def test_coarse_warm_start_keeps_the_certificate(data, loss, uncertainty, monkey
     warm = fit_smoothed(objective, theta0, tol=tol)
     cold = fit_smoothed(objective, theta0, tol=tol, coarse=False)
     assert warm.message == cold.message == "certified"
-    slack = 1e-7 * max(1.0, abs(optimum.objective))
     for result in (warm, cold):
-        assert result.objective - result.gap <= optimum.objective + slack
-        assert optimum.objective <= result.objective + slack
+        _assert_brackets(result, optimum)
+    slack = 1e-7 * max(1.0, abs(optimum.objective))
     assert warm.objective == pytest.approx(cold.objective, abs=2 * tol + slack)
 
 
@@ -486,9 +490,7 @@ def test_single_precision_steps_certify_the_compiled_optimum(
     result = fit_smoothed(objective, np.zeros(objective.fmap.n_params), tol, precision="single")
     assert result.message == "certified"
     assert result.gap <= tol * max(1.0, abs(result.objective))
-    slack = 1e-7 * max(1.0, abs(optimum.objective))
-    assert result.objective - result.gap <= optimum.objective + slack
-    assert optimum.objective <= result.objective + slack
+    _assert_brackets(result, optimum)
     assert result.objective == pytest.approx(objective(result.theta)[0], abs=1e-12)
 
 
@@ -505,9 +507,7 @@ def test_single_precision_falls_back_to_float64_when_the_check_fails(data, monke
     assert objective(misled.theta)[0] > optimum.objective + 100 * tol  # not the answer
     result = fit_smoothed(objective, theta0, tol, precision="single")
     assert result.message == "certified"
-    slack = 1e-7 * max(1.0, abs(optimum.objective))
-    assert result.objective - result.gap <= optimum.objective + slack
-    assert optimum.objective <= result.objective + slack
+    _assert_brackets(result, optimum)
     assert result.objective == pytest.approx(objective(result.theta)[0], abs=1e-12)
 
 
@@ -598,9 +598,7 @@ def test_a_memo_along_a_path_of_strengths_saves_evaluations(data, monkeypatch):
     for result, uncertainty_set in zip(kept, sets):
         _, optimum = _problem(X, y, _loss("zero_one"), uncertainty_set)
         assert result.message == "certified"
-        slack = 1e-7 * max(1.0, abs(optimum.objective))
-        assert result.objective - result.gap <= optimum.objective + slack
-        assert optimum.objective <= result.objective + slack
+        _assert_brackets(result, optimum)
 
 
 def test_a_memo_of_a_norm_ball_keeps_the_evaluation_only_and_changes_no_bit(data, monkeypatch):
@@ -669,9 +667,7 @@ def test_a_fit_certified_where_the_last_one_stopped_costs_no_evaluation(data, mo
     weaker, weaker_optimum = _problem(X, y, loss, SoftMoments(lam / 10))
     result = fit_smoothed(_at(objective, weaker.uncertainty), first.theta, tol, precision="single")
     assert result.message == "certified"
-    slack = 1e-7 * max(1.0, abs(weaker_optimum.objective))
-    assert result.objective - result.gap <= weaker_optimum.objective + slack
-    assert weaker_optimum.objective <= result.objective + slack
+    _assert_brackets(result, weaker_optimum)
     assert result.objective == pytest.approx(weaker(result.theta)[0], abs=1e-12)
 
 
