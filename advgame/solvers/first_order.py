@@ -65,6 +65,11 @@ class SurrogateObjective:
         method: str = "auto",
         memo: Any = None,
     ) -> None:
+        if memo is not None and not all(hasattr(memo, name) for name in ("keep", "recall")):
+            raise TypeError(
+                "memo must be an advgame.solvers.smoothing.SmoothingMemo (or None); got "
+                f"{type(memo).__name__}."
+            )
         self.game, self.operator, self.y, self.weights = game, operator, y, weights
         self.uncertainty, self.fmap, self.method, self.memo = uncertainty, fmap, method, memo
 

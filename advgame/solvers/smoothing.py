@@ -303,13 +303,20 @@ class SmoothingMemo:
       (:meth:`~advgame.solvers.first_order._Memory.shifted`), and the next fit's first step
       is a quasi-Newton step, not a gradient step.  Only for a fit that starts at that
       smoothing: the curvature of ``J_mu`` grows as ``mu`` shrinks, and the pairs of a small
-      ``mu`` cost the next fit's first, larger smoothing more steps than a fresh start (an
-      ordinal path on 80 rows at ``tol = 1e-3``: 155 -> 190 evaluations).
+      ``mu`` cost the next fit's first, larger smoothing more steps than a fresh start
+      (measured once, on a version that kept them for any smoothing, since changed: an
+      ordinal path on 80 rows at ``tol = 1e-3``, 155 -> 190 evaluations).
 
     Measured on the fold paths of ``AdversarialClassifierCV`` (10 strengths x 5 folds, split 0
-    of docs/results/defaults.md, ninth run): at 20,000 rows 275 evaluations without the memo,
-    230 with the evaluation kept and 182 with the pairs as well; on satimage 2,275 and 2,126
-    (its fits start from the dual ascent's point, so only the pairs serve).
+    of docs/results/defaults.md, ninth run, ``count.py``): at 20,000 rows 275 evaluations
+    without the memo and 182 with it (230 with an uncommitted version that kept the
+    evaluation only); on satimage 2,275 and 2,126 (its fits start from the dual ascent's
+    point, so only the pairs serve).
+
+    Parameters
+    ----------
+    None: a memo starts empty; :func:`fit_smoothed` fills it through :meth:`keep` and reads
+    it through :meth:`recall` and :meth:`pairs`.
     """
 
     def __init__(self) -> None:
@@ -318,9 +325,20 @@ class SmoothingMemo:
     def keep(
         self, surrogate: SmoothedSurrogate | None, pairs: Any, uncertainty: Any, mu: float
     ) -> None:
-        """Keep ``surrogate``'s last evaluation (of a float64 objective; None keeps the last one
-        kept) and the L-BFGS ``pairs`` (a ``_Memory``) of a fit with ``uncertainty`` whose last
-        smoothing was ``mu``."""
+        """Keep what a fit of the rows ended with.
+
+        Parameters
+        ----------
+        surrogate : SmoothedSurrogate or None
+            Its last evaluation is kept (it must be of the float64 objective); None keeps the
+            evaluation kept before.
+        pairs : _Memory
+            The fit's L-BFGS pairs, kept for soft moments only (see the class notes).
+        uncertainty : UncertaintySet
+            The fit's uncertainty set (its ``lam``).
+        mu : float
+            The smoothing the fit ended at, the one the pairs belong to.
+        """
         if surrogate is not None:
             loss = surrogate.objective.game.loss.matrix
             self._kept = (surrogate.last[0], surrogate.mu, loss, surrogate.part)
@@ -328,8 +346,14 @@ class SmoothingMemo:
         self._pairs = (pairs, uncertainty.lam, mu) if soft and len(pairs) else None
 
     def recall(self, theta: np.ndarray, mu: float, loss: np.ndarray) -> tuple | None:
-        """The part kept (:meth:`SmoothedSurrogate.resume`) if it was evaluated at ``theta``
-        and ``mu`` with the loss matrix ``loss``, else None."""
+        """The game's part of the kept evaluation if it was made at ``theta`` and ``mu`` with
+        the loss matrix ``loss``.
+
+        Returns
+        -------
+        tuple or None
+            The ``part`` that :meth:`SmoothedSurrogate.resume` takes, or None.
+        """
         if self._kept is None:
             return None
         kept_theta, kept_mu, kept_loss, part = self._kept
@@ -337,8 +361,14 @@ class SmoothingMemo:
         return part if same and np.array_equal(kept_loss, loss) else None
 
     def pairs(self, uncertainty: Any, mu: float) -> Any:
-        """The kept pairs moved to ``uncertainty`` (a new ``_Memory``) for a fit starting at
-        the smoothing ``mu``, or None (none kept at ``mu``, or not soft moments)."""
+        """The kept pairs moved to ``uncertainty``'s ``lam``: ``(s, y + (lam' - lam) s)``.
+
+        Returns
+        -------
+        _Memory or None
+            A new memory of the moved pairs for a fit starting at the smoothing ``mu``; None
+            when none were kept at ``mu`` or either set is not soft moments.
+        """
         if self._pairs is None or not isinstance(uncertainty, SoftMoments):
             return None
         pairs, lam, kept_mu = self._pairs
@@ -718,8 +748,8 @@ def _continuation(
     )
     message = f"stalled at mu={mu:.1e}" if outcome is STALLED else outcome
     if o.memo is not None:  # for the next fit of these rows (only float64 evaluations)
-        kept = last if last is not None and last.objective is o else None
-        o.memo.keep(kept, pairs, o.uncertainty, mu)
+        exact = last if last is not None and last.objective is o else None
+        o.memo.keep(exact, pairs, o.uncertainty, mu)
     return _Continuation(best_theta, best_value, lower, n_iter, stages, message, mu, pairs)
 
 

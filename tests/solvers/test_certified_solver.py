@@ -722,3 +722,11 @@ def test_a_resumed_surrogate_is_the_evaluated_one(data):
     np.testing.assert_array_equal(resumed_gradient, gradient)
     for a, b in zip(resumed.last, fresh.last):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_memo_that_is_not_one_is_refused(data):
+    """``SurrogateObjective(memo=...)`` names the argument and what it expects."""
+    X, y = data
+    objective, _ = _problem(X, y, _loss("zero_one"), _uncertainty("soft", y.size))
+    with pytest.raises(TypeError, match="memo must be an advgame.solvers.smoothing.SmoothingMemo"):
+        _with_memo(objective, {"theta": None})
