@@ -65,7 +65,9 @@ class SurrogateObjective:
         method: str = "auto",
         memo: Any = None,
     ) -> None:
-        if memo is not None and not all(hasattr(memo, name) for name in ("keep", "recall")):
+        if memo is not None and not all(
+            hasattr(memo, name) for name in ("keep", "recall", "pairs")
+        ):
             raise TypeError(
                 "memo must be an advgame.solvers.smoothing.SmoothingMemo (or None); got "
                 f"{type(memo).__name__}."

@@ -724,9 +724,20 @@ def test_a_resumed_surrogate_is_the_evaluated_one(data):
         np.testing.assert_array_equal(a, b)
 
 
-def test_a_memo_that_is_not_one_is_refused(data):
+class _HalfMemo:
+    """Keeps and recalls, but has no pairs: not a memo the smoothing solver can read."""
+
+    def keep(self, *args):
+        pass
+
+    def recall(self, *args):
+        return None
+
+
+@pytest.mark.parametrize("memo", [{"theta": None}, _HalfMemo()], ids=["dict", "no pairs"])
+def test_a_memo_that_is_not_one_is_refused(data, memo):
     """``SurrogateObjective(memo=...)`` names the argument and what it expects."""
     X, y = data
     objective, _ = _problem(X, y, _loss("zero_one"), _uncertainty("soft", y.size))
     with pytest.raises(TypeError, match="memo must be an advgame.solvers.smoothing.SmoothingMemo"):
-        _with_memo(objective, {"theta": None})
+        _with_memo(objective, memo)
