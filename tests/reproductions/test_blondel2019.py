@@ -126,3 +126,42 @@ def test_full_run_is_its_parts(monkeypatch):
     # the Table 3 part's own B/B (Table 1) row is left out, its Table 3 keeps B/B first
     assert sum(r["table"] == "Euclidean" for r in full) == 1
     assert list(full[2]["columns"]) == ["B/B", "P/P ranks"]
+
+
+def test_matching_is_left_out_where_skipped_and_shown_as_a_dash(monkeypatch):
+    """A data set of ``MATCHING_SKIPPED`` gets every ranking column but the matching one (the
+    exact Birkhoff game, not in the paper); the table prints ``-`` in its place, beside a set
+    that has it, and takes its columns from every record, not the first."""
+    settings = replace(
+        TINY,
+        ranking=("iris", "wine"),
+        ranking_columns=(("Euclidean", "B/B"), ("Euclidean", "matching")),
+        table3=(),
+    )
+    monkeypatch.setattr(pl, "MATCHING_SKIPPED", {"iris": "for the test"})
+    progress = pl.Progress("test", False)
+    records = pl.label_ranking(settings, np.random.default_rng(0), progress)
+    assert [(r["dataset"], list(r["columns"])) for r in records] == [
+        ("iris", ["B/B"]),
+        ("wine", ["B/B", "matching"]),
+    ]
+    lines = pl._table("T", records, pl._published()["Euclidean"], 2)
+    assert re.split(r"\s{2,}", lines[1].strip()) == ["data", "B/B", "matching"]
+    iris = next(line for line in lines if line.startswith("iris"))
+    assert iris.split()[-1] == "-"
+    wine_paper = lines[lines.index(next(line for line in lines if line.startswith("wine"))) + 1]
+    assert wine_paper.split() == ["paper", "1.85", "-"]
+
+
+def test_glass_and_vowel_have_the_papers_values_and_their_own_part():
+    """Glass and vowel (Cheng et al.'s label-ranking versions, vendored) carry Blondel's (2019)
+    published values in Tables 1-3 and run as one part; the four earlier sets keep theirs."""
+    papers = pl._published()
+    assert papers["Euclidean"]["glass"]["B/B"] == 4.65
+    assert papers["KL"]["vowel"]["B/B"] == 9.17
+    assert papers["Table 3"]["vowel"]["P/P D=3 order"] == 10.21
+    assert pl.PARTS["glass-vowel"].ranking == ("glass", "vowel")
+    assert pl.PARTS["tables-1-2"].ranking == ("iris", "wine", "vehicle", "authorship")
+    covered = [name for part in pl.PARTS.values() for name in part.ranking]
+    assert sorted(set(covered)) == sorted(pl.FULL.ranking)
+    assert set(pl.PART_TABLES) == set(pl.PARTS)
