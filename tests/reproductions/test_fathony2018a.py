@@ -440,13 +440,21 @@ def test_unknown_kernels_are_refused_with_the_expected_names(kernels):
         protocol.run(settings=replace(protocol.QUICK, kernels=kernels), print_fn=lambda r: None)
 
 
-def test_parts_split_the_tables_between_two_runs():
+def test_parts_split_the_tables_between_three_runs():
     """``--part multiclass`` runs Tables 2 and 6 (no ordinal set), ``--part ordinal`` Tables 4
-    and 5 (no multiclass set); together they are the full run's data sets."""
-    from advgame.reproductions.fathony2018a.settings import FULL, PARTS, part_settings
+    and 5 (no multiclass set), ``--part glass`` Tables 2 and 6 on the sets vendored later
+    (``LATER_MULTICLASS``); together they are the full run's data sets."""
+    from advgame.reproductions.fathony2018a.settings import (
+        FULL,
+        LATER_MULTICLASS,
+        PARTS,
+        part_settings,
+    )
 
-    multiclass, ordinal = (part_settings(FULL, (part,)) for part in PARTS)
-    assert multiclass.multiclass == FULL.multiclass and not multiclass.ordinal
+    multiclass, ordinal, glass = (part_settings(FULL, (part,)) for part in PARTS)
+    assert multiclass.multiclass + glass.multiclass == FULL.multiclass
+    assert glass.multiclass == LATER_MULTICLASS == ("glass",)
+    assert not multiclass.ordinal and not glass.ordinal and not glass.ordinal_rbf
     assert not multiclass.ordinal_rbf and not ordinal.multiclass
     assert (ordinal.ordinal, ordinal.ordinal_rbf) == (FULL.ordinal, FULL.ordinal_rbf)
     assert part_settings(FULL, None) == FULL == part_settings(FULL, PARTS)
@@ -459,11 +467,12 @@ def test_parts_split_the_tables_between_two_runs():
 
 def test_full_run_is_its_parts():
     """Each part draws its splits and seeds from its own stream, so the full run's tables are
-    those of ``--part multiclass`` and ``--part ordinal`` run one by one."""
-    settings = replace(TINY, multiclass=("iris",), ordinal=("machinecpu",), ordinal_rbf=())
+    those of ``--part multiclass``, ``--part ordinal`` and ``--part glass`` run one by one, and
+    glass (vendored later) leaves the other sets' records as they were without it."""
+    settings = replace(TINY, multiclass=("iris", "glass"), ordinal=("machinecpu",), ordinal_rbf=())
     quiet = {"print_fn": lambda report: None, "progress": False}
     full = protocol.run(settings=settings, **quiet)
-    parts = [r for part in ("multiclass", "ordinal") for r in protocol.run(
+    parts = [r for part in ("multiclass", "ordinal", "glass") for r in protocol.run(
         settings=settings, parts=(part,), **quiet)]  # fmt: skip
     assert {r["table"] for r in full} == {"zero-one", "abstain", "ordinal"}
 
@@ -474,3 +483,5 @@ def test_full_run_is_its_parts():
         )
 
     assert tables(full) == tables(parts)
+    without_glass = protocol.run(settings=replace(settings, multiclass=("iris",)), **quiet)
+    assert tables(without_glass) == tables([r for r in full if r["dataset"] != "glass"])

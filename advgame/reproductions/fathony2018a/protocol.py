@@ -110,6 +110,7 @@ from .settings import (
     FULL,
     GAUSSIAN,
     GRID_STUDY,
+    LATER_MULTICLASS,
     MIN_SPLITS_FOR_TEST,
     PAPER_C,
     PAPER_GAMMA,
@@ -765,7 +766,9 @@ def run(
         quiet.
     parts : tuple of str or None
         Names of :data:`~advgame.reproductions.fathony2018a.settings.PARTS`: ``'multiclass'``
-        (Tables 2 and 6) and/or ``'ordinal'`` (Tables 4 and 5); None runs both.
+        (Tables 2 and 6), ``'ordinal'`` (Tables 4 and 5) and/or ``'glass'`` (Tables 2 and 6 on
+        the sets of :data:`~advgame.reproductions.fathony2018a.settings.LATER_MULTICLASS`, on a
+        stream of their own); None runs all three.
 
     Returns
     -------
@@ -798,14 +801,17 @@ def run(
     progress = Progress("fathony2018a", progress)
 
     plans = {
-        "multiclass": [
+        part: [
             ("multiclass", kernel, name)
             for kernel in settings.kernels
             for name in settings.multiclass
-        ],
-        "ordinal": [("ordinal", "linear", name) for name in settings.ordinal]
-        + [("ordinal", "rbf", name) for name in settings.ordinal_rbf],
+            if (name in LATER_MULTICLASS) == (part == "glass")
+        ]
+        for part in ("multiclass", "glass")
     }
+    plans["ordinal"] = [("ordinal", "linear", name) for name in settings.ordinal] + [
+        ("ordinal", "rbf", name) for name in settings.ordinal_rbf
+    ]
     # splits and seeds drawn in each part's plan order from the part's own stream (so the full
     # run's tables are those of its parts run one by one), then every data set evaluated at once
     jobs = []

@@ -138,7 +138,7 @@ def format_report(records, meta, settings, tuning=None):
             )
             lines.append("")
     lines.append(
-        "data sets not vendored (Tables 2 and 6): glass, ecoli, pageblocks, libras, vertebral, "
+        "data sets not vendored (Tables 2 and 6): ecoli, pageblocks, libras, vertebral, "
         "breasttissue; (Table 4) diabetes, pyrimidines, triazines, wisconsin, autompg, boston, "
         "stocks, bank, computer, calhousing; (Table 5) the first seven of these"
     )
