@@ -442,21 +442,17 @@ def test_unknown_kernels_are_refused_with_the_expected_names(kernels):
 
 def test_parts_split_the_tables_between_three_runs():
     """``--part multiclass`` runs Tables 2 and 6 (no ordinal set), ``--part ordinal`` Tables 4
-    and 5 (no multiclass set), ``--part glass`` Tables 2 and 6 on the sets vendored later
-    (``LATER_MULTICLASS``); together they are the full run's data sets."""
-    from advgame.reproductions.fathony2018a.settings import (
-        FULL,
-        LATER_MULTICLASS,
-        PARTS,
-        part_settings,
-    )
+    and 5 (no multiclass set), ``--part added`` every table on the sets vendored later
+    (``ADDED``); together they are the full run's data sets."""
+    from advgame.reproductions.fathony2018a.settings import ADDED, FULL, PARTS, part_settings
 
-    multiclass, ordinal, glass = (part_settings(FULL, (part,)) for part in PARTS)
-    assert multiclass.multiclass + glass.multiclass == FULL.multiclass
-    assert glass.multiclass == LATER_MULTICLASS == ("glass",)
-    assert not multiclass.ordinal and not glass.ordinal and not glass.ordinal_rbf
-    assert not multiclass.ordinal_rbf and not ordinal.multiclass
-    assert (ordinal.ordinal, ordinal.ordinal_rbf) == (FULL.ordinal, FULL.ordinal_rbf)
+    multiclass, ordinal, added = (part_settings(FULL, (part,)) for part in PARTS)
+    assert multiclass.multiclass + added.multiclass == FULL.multiclass
+    assert ordinal.ordinal + added.ordinal == FULL.ordinal
+    assert ordinal.ordinal_rbf + added.ordinal_rbf == FULL.ordinal_rbf
+    assert set(added.multiclass + added.ordinal) == set(ADDED) == {"glass", "boston"}
+    assert not multiclass.ordinal and not multiclass.ordinal_rbf and not ordinal.multiclass
+    assert not set(ADDED) & set(multiclass.multiclass + ordinal.ordinal + ordinal.ordinal_rbf)
     assert part_settings(FULL, None) == FULL == part_settings(FULL, PARTS)
     for bad in ((), ("tables",)):
         with pytest.raises(ValueError, match="parts must name some of"):
@@ -467,12 +463,12 @@ def test_parts_split_the_tables_between_three_runs():
 
 def test_full_run_is_its_parts():
     """Each part draws its splits and seeds from its own stream, so the full run's tables are
-    those of ``--part multiclass``, ``--part ordinal`` and ``--part glass`` run one by one, and
+    those of ``--part multiclass``, ``--part ordinal`` and ``--part added`` run one by one, and
     glass (vendored later) leaves the other sets' records as they were without it."""
     settings = replace(TINY, multiclass=("iris", "glass"), ordinal=("machinecpu",), ordinal_rbf=())
     quiet = {"print_fn": lambda report: None, "progress": False}
     full = protocol.run(settings=settings, **quiet)
-    parts = [r for part in ("multiclass", "ordinal", "glass") for r in protocol.run(
+    parts = [r for part in ("multiclass", "ordinal", "added") for r in protocol.run(
         settings=settings, parts=(part,), **quiet)]  # fmt: skip
     assert {r["table"] for r in full} == {"zero-one", "abstain", "ordinal"}
 

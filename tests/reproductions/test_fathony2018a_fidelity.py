@@ -146,9 +146,9 @@ def test_report_names_each_data_sets_binning():
     records = [protocol._record("ordinal", "linear", name, losses, 2) for name in names]
     text = format_report(records, meta, settings.FULL)
     line = "Ordinal classes (bin edges from all rows): machinecpu 5 equal-frequency bins"
-    assert line + ", abalone 10 equal-width bins." in text
+    assert line + ", abalone 10 equal-width bins, boston 5 equal-width bins." in text
     text = format_report(records, meta, replace(settings.FULL, binning=("uniform", 5)))
-    assert "machinecpu 5 equal-width bins, abalone 5 equal-width bins." in text
+    assert "machinecpu 5 equal-width bins, abalone 5 equal-width bins, boston 5 equal-width" in text
 
 
 def test_task_labels_do_not_depend_on_the_split():

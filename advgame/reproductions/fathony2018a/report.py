@@ -5,7 +5,7 @@ import numpy as np
 
 from ...benchmarks.report import report_header
 from .settings import MIN_SPLITS_FOR_TEST
-from .tables import COLUMNS, ORDINAL_BINNING, PAPER, TITLES
+from .tables import COLUMNS, ORDINAL_BINNING, PAPER, PAPER_CLASSES, TITLES
 
 __all__ = [
     "format_report",
@@ -139,8 +139,8 @@ def format_report(records, meta, settings, tuning=None):
             lines.append("")
     lines.append(
         "data sets not vendored (Tables 2 and 6): ecoli, pageblocks, libras, vertebral, "
-        "breasttissue; (Table 4) diabetes, pyrimidines, triazines, wisconsin, autompg, boston, "
-        "stocks, bank, computer, calhousing; (Table 5) the first seven of these"
+        "breasttissue; (Table 4) diabetes, pyrimidines, triazines, wisconsin, autompg, stocks, "
+        "bank, computer, calhousing; (Table 5) the first six of these"
     )
     lines += ["", *_time_lines(records)]
     return "\n".join(lines)
@@ -174,8 +174,8 @@ def format_binning_study(records, meta, settings):
         ),
         f"{settings.splits} random 70/30 splits, the same for every binning; linear "
         f"{describe(settings.linear)}; bin edges from all rows",
-        "Ordinal: MAE in classes, mean(sd) (Fathony et al. (2018a) Table 4; its Table 3 lists "
-        "10 classes for both data sets); rows per class over all rows",
+        "Ordinal: MAE in classes, mean(sd) (Fathony et al. (2018a) Table 4, and the classes its "
+        "Table 3 lists); rows per class over all rows",
         f"{'data':<12}{'binning':<13}{'rows per class':<46}" + "".join(f"{c:>15}" for c in columns),
     ]
     for name in dict.fromkeys(r["dataset"] for r in records):
@@ -189,5 +189,6 @@ def format_binning_study(records, meta, settings):
             lines.append(f"{name:<12}{f'{strategy} {bins}':<13}{counts:<46}{cells}{chosen}")
         paper = [published[c][names.index(name)] for c in columns]
         cells = "".join(f"{f'{mean:.3f}({sd:.3f})':>15}" for mean, sd in paper)
-        lines.append(f"{'  paper':<12}{'':<13}{'10 classes (Table 3)':<46}{cells}")
+        classes = f"{PAPER_CLASSES[name]} classes (Table 3)"
+        lines.append(f"{'  paper':<12}{'':<13}{classes:<46}{cells}")
     return "\n".join(lines)
