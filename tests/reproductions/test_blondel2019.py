@@ -165,3 +165,13 @@ def test_glass_and_vowel_have_the_papers_values_and_their_own_part():
     covered = [name for part in pl.PARTS.values() for name in part.ranking]
     assert sorted(set(covered)) == sorted(pl.FULL.ranking)
     assert set(pl.PART_TABLES) == set(pl.PARTS)
+
+
+def test_contact_lenses_is_an_ordinal_row_with_its_classes_in_order():
+    """Weka's contact lenses (Blondel 2019, Table 4): the nominal attributes one-hot, the lens
+    classes as 0 (none) < 1 (soft) < 2 (hard), the paper's row beside it."""
+    X, target, bins = pl._ordinal_data("contact-lenses")
+    assert X.shape == (24, 9) and bins is None
+    assert np.array_equal(np.bincount(target.astype(int)), [15, 5, 4])
+    assert pl._published()["ordinal"]["contact-lenses"]["O/O"] == 0.17
+    assert pl.FULL.ordinal[-1] == "contact-lenses"  # last: the earlier rows' draws unchanged
