@@ -13,6 +13,7 @@ __all__ = [
     "Tuning",
     "PARTS",
     "ADDED",
+    "part_of",
     "part_settings",
     "FULL",
     "QUICK",
@@ -102,6 +103,12 @@ PARTS = ("multiclass", "ordinal", "added")
 ADDED = ("glass", "boston")
 
 
+def part_of(name, kind):
+    """The part of :data:`PARTS` that runs data set ``name`` of ``kind`` (``'multiclass'`` or
+    ``'ordinal'``)."""
+    return "added" if name in ADDED else kind
+
+
 def part_settings(settings, parts):
     """``settings`` restricted to the data sets of ``parts`` (names of :data:`PARTS`; None: all
     of them)."""
@@ -112,7 +119,7 @@ def part_settings(settings, parts):
         raise ValueError(f"parts must name some of {PARTS}; got {parts!r}.")
 
     def kept(names, kind):
-        return tuple(name for name in names if ("added" if name in ADDED else kind) in parts)
+        return tuple(name for name in names if part_of(name, kind) in parts)
 
     return replace(
         settings,
