@@ -29,13 +29,13 @@ from .first_order import TrainingResult
 __all__ = ["cutting_planes", "refine_cutting_plane"]
 
 
-def _check_rounds(max_rounds):
+def _check_rounds(max_rounds, name="max_rounds"):
     if (
         isinstance(max_rounds, bool)
         or not isinstance(max_rounds, (int, np.integer))
         or max_rounds < 1
     ):
-        raise ValueError(f"max_rounds must be a positive integer; got {max_rounds!r}.")
+        raise ValueError(f"{name} must be a positive integer; got {max_rounds!r}.")
 
 
 def cutting_planes(

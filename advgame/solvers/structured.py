@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..compile.graph import _one_hot, compile_graph_cuts
+from ..exceptions import ConvergenceWarning, NotApplicableError
 from ..inference import marginals, max_sum
-from ._progress import Progress
+from ..uncertainty import SoftMoments
+from ._progress import Progress, quiet
 from .certificates import exact_matching
 from .cutting_plane import _check_rounds, cutting_planes
 from .first_order import TrainingResult, fit_adagrad
@@ -35,7 +37,24 @@ if TYPE_CHECKING:
     from ..features import GraphFeatures
     from ..uncertainty import UncertaintySet
 
-__all__ = ["crf_dual_bound", "crf_gap", "fit_cutting_plane", "fit_graph_game", "graph_dual_bound"]
+__all__ = [
+    "crf_dual_bound",
+    "crf_gap",
+    "fit_block_frank_wolfe",
+    "fit_cutting_plane",
+    "fit_graph_game",
+    "graph_dual_bound",
+]
+
+#: Adversaries each example keeps for the cached steps of :func:`fit_block_frank_wolfe`, and
+#: the cached passes after each pass of games.  Measured on OCR training fold 0 (626 words,
+#: 26 letters, ``lam = 0.1 / n``), the dual bound ``D`` after 20 passes of games: 5.10 without
+#: a cache (98 s CPU), 8.94 with 5 and 5, 9.48 with 10 and 10, 9.73 with 20 and 20 (123 s).
+FW_CACHE = 20
+FW_CACHED_PASSES = 20
+#: At most this many bytes for the cached adversaries' ``Phi_s^T mu`` (``n * cache * p``
+#: floats): fewer kept per example beyond it (at least one).
+FW_CACHE_BYTES = 512 * 2**20
 
 #: Rounds of cutting planes at most when they certify a ``subgradient`` fit (``max_iter`` counts
 #: its epochs): 12-27 rounds certified ``tol = 1e-6`` on ``make_ordinal_sequences``.
@@ -265,28 +284,43 @@ def crf_dual_bound(
 
 class _ExampleTerms:
     """Per example ``s``: the game value, the observed score, and the cut ``(h_s, a_s)`` of the
-    adversary found (``h_s = H_s(mu_s)``, ``a_s = Phi_s^T mu_s``); also the labels' cut."""
+    adversary found (``h_s = H_s(mu_s)``, ``a_s = Phi_s^T mu_s``); also the labels' cut.
+
+    For the structured SVM (an :class:`_HingeInner`) ``mu_s`` is the loss-augmented labeling's
+    one-hot tables and ``H_s(mu) = sum_i w_i sum_a q_i[a] L[a, y_i]`` the expected loss, linear
+    in ``mu``: the cuts of the SSVM's dual (Lacoste-Julien et al. 2013, §3)."""
 
     def __init__(self, objective, loss_matrix):
         self.objective, self.L = objective, np.asarray(loss_matrix, dtype=np.float64)
+        self.hinge = isinstance(objective.inner, _HingeInner)
         data = objective.data
         self.labels = self._cuts(data, [(np.eye(self.L.shape[1])[data.y[g.nodes]],
                                          _one_hot(g.graph, data.y[g.nodes], self.L.shape[1])[1])
                                         for g in data.groups])  # fmt: skip
 
     def _cuts(self, data, marginals):
-        n, k = data.n_examples, self.L.shape[1]
+        n = data.n_examples
         h = np.empty(n)
         A = np.empty((n, self.objective.fmap.n_params))
         for group, (q, Q) in zip(data.groups, marginals):
-            X1, Z1 = data.X1[group.nodes], data.Z1[group.edges]
-            node = np.einsum("gnd,gnk->gdk", X1, q).reshape(len(q), -1)
-            edge = np.einsum("ged,gem->gdm", Z1, Q.reshape(*Q.shape[:2], k * k))
-            A[group.examples] = np.hstack([node, edge.reshape(len(q), -1)])
-            h[group.examples] = np.sum(
-                group.node_weights * np.min(np.einsum("ak,gnk->gna", self.L, q), axis=2), axis=1
-            )
+            X1, Z1, y = data.X1[group.nodes], data.Z1[group.edges], data.y[group.nodes]
+            h[group.examples], A[group.examples] = self.cut(group, X1, Z1, y, q, Q)
         return h, A
+
+    def cut(self, group, X1, Z1, y, q, Q):
+        """``(h (m,), A (m, p))`` of ``m`` examples of ``group`` with node inputs ``X1`` (m, N,
+        d + 1), edge inputs ``Z1`` (m, E, d_e + 1), labels ``y`` (m, N) and marginals ``q``
+        (m, N, k), ``Q`` (m, E, k, k)."""
+        k = self.L.shape[1]
+        node = np.einsum("gnd,gnk->gdk", X1, q).reshape(len(q), -1)
+        edge = np.einsum("ged,gem->gdm", Z1, Q.reshape(*Q.shape[:2], k * k))
+        if self.hinge:
+            values = np.sum(q * self.L.T[y], axis=2)
+        else:
+            values = np.min(np.einsum("ak,gnk->gna", self.L, q), axis=2)
+        return np.sum(group.node_weights * values, axis=1), np.hstack(
+            [node, edge.reshape(len(q), -1)]
+        )
 
     def __call__(self, theta):
         """``(J(theta), values - scores (n,), h (n,), A (n, p))``."""
@@ -379,6 +413,163 @@ def fit_cutting_plane(
     )
 
 
+def fit_block_frank_wolfe(
+    objective: _StructuredObjective,
+    loss_matrix: ArrayLike,
+    tol: float = 1e-6,
+    max_passes: int = 100,
+    random_state: Any = None,
+    progress: Any = None,
+) -> TrainingResult:
+    r"""Block-coordinate Frank-Wolfe on the adversary's dual (soft moments), certified by weak duality.
+
+    With ``R(theta) = lam/2 ||theta||^2`` the learning problem of :func:`fit_cutting_plane` has
+    the dual (Fathony et al. 2018b, Eq. 5-6, with the conjugate of ``R``)
+
+    .. math::  \max_{\mu_s \in M(G_s)}\ \sum_s \omega_s H_s(\mu_s)
+               - \frac{\lVert g(\mu) \rVert^2}{2\lambda}, \qquad
+               g(\mu) = \sum_s \omega_s \Phi_s^\top (e_{y_s} - \mu_s),
+               \qquad \theta(\mu) = g(\mu) / \lambda,
+
+    one block per example (:func:`graph_dual_bound`).  Each example's dual point is a mixture
+    of the adversaries met, kept as its summary ``(h_s, a_s)``, the mixture of their
+    ``(H_s(mu_t), Phi_s^T mu_t)``, as the cutting planes keep their cuts; ``H_s`` being
+    concave, ``D = sum_s omega_s h_s - ||g||^2 / (2 lam)`` is a lower bound on the dual, and
+    over the mixtures its maximum is the dual's.  The linear oracle of a block at ``theta = g /
+    lam`` is the example's graph game ``max_mu H_s(mu) + theta^T Phi_s^T mu``, so a step is the
+    structured SVM's block Frank-Wolfe step (Lacoste-Julien, Jaggi, Schmidt and Pletscher 2013,
+    Algorithm 3) with the adversary's ``(H_s(mu_hat), Phi_s^T mu_hat)`` in place of the
+    loss-augmented labeling's: the block gap ``gap_s = omega_s [(h_hat + theta^T a_hat) - (h_s
+    + theta^T a_s)] >= 0`` and the exact line search ``gamma = clip(lam gap_s / ||d||^2, 0,
+    1)``, ``d = omega_s (a_hat - a_s)``.  A pass visits the examples in a random order and sums
+    their block gaps (each at the ``theta`` of its step): an estimate of ``J(theta) - D``.
+
+    Each example also keeps its last :data:`FW_CACHE` adversaries, and after every pass of
+    games :data:`FW_CACHED_PASSES` passes step towards the best cached one at the current
+    ``theta`` (no game solved: a few dot products), as Osokin, Alayrac, Lukasewitz, Dokania
+    and Lacoste-Julien (2016) do for the structured SVM.
+
+    The certificate does not trust the estimate: when it falls below ``tol * max(1, |J|)``
+    (and after the last pass), every game is solved at the last ``theta`` and at the weighted
+    average of the iterates (weights ``t``, Lacoste-Julien et al. 2013, §4) for their exact
+    ``J`` (the smaller is kept), and the
+    summaries give the bound of :func:`fit_cutting_plane` (``D`` at its best mixture with the
+    labels, :meth:`advgame.uncertainty.UncertaintySet.dual_bound`).  Stops when ``min J - max
+    D <= tol * max(1, |min J|)`` (message ``'certified'``); after ``max_passes`` passes it warns
+    (``ConvergenceWarning``) with the certified gap reached (``limit_reached``).  A pass costs
+    one game per example, as an AdaGrad epoch; unlike AdaGrad it carries a certificate, and
+    unlike cutting planes it has no master program growing with the rounds.
+
+    Measured on OCR training fold 0 (626 words, 26 letters, the cost-sensitive loss, ``lam =
+    0.1 / n``), 20 passes: ``D = 9.73`` and ``J = 10.46`` with the cache, 123 s CPU; ``D =
+    5.10`` and ``J = 12.07`` without it, 98 s; 90 epochs of averaged AdaGrad reach ``J =
+    12.31`` in 612 s, uncertified.  On 40 ``make_ordinal_sequences`` (``lam = 0.05``) the
+    average's excess over ``J*`` was 0.074 after 10 passes against 3.3 at the last iterate
+    (no cache); from 100 passes on the two are close.
+
+    Parameters
+    ----------
+    objective : _StructuredObjective
+        With the adversarial graph game or the structured SVM's loss-augmented max-sum
+        (:class:`_HingeInner`: then ``H_s`` is the expected loss, see :class:`_ExampleTerms`,
+        and this is Lacoste-Julien et al.'s algorithm itself) as its ``inner`` and
+        :class:`advgame.uncertainty.SoftMoments` as its uncertainty (a norm ball's or exact
+        matching's dual has no closed-form ``theta(mu)``: use :func:`fit_cutting_plane`).
+    loss_matrix : ndarray (l, k)
+    tol : float
+        Relative gap to certify.
+    max_passes : int
+        Passes of games (the cached passes not counted).
+    random_state : int, Generator or None
+        Seeds the order of the examples in each pass.
+    progress : Phase, optional
+        Told every pass (:class:`advgame.solvers._progress.Phase`).
+
+    Returns
+    -------
+    TrainingResult
+        ``theta`` (the smallest ``J`` evaluated), ``objective``, ``n_iter`` (passes of
+        games), ``message`` and the certified ``gap``.
+    """
+    _check_rounds(max_passes, "max_passes")
+    uncertainty, fmap, data = objective.uncertainty, objective.fmap, objective.data
+    if not isinstance(uncertainty, SoftMoments):
+        raise NotApplicableError(
+            f"block Frank-Wolfe needs uncertainty='soft' (theta = g / lam in closed form); got "
+            f"{uncertainty!r}. Use solver='cutting_plane'."
+        )
+    lam, n, size = uncertainty.lam, data.n_examples, fmap.n_params
+    phase, rng = quiet(progress), np.random.default_rng(random_state)
+    terms = _ExampleTerms(objective, loss_matrix)
+    h_label, A_label = terms.labels
+    h, A, omega = h_label.copy(), A_label.copy(), 1.0 / n
+    base = float(omega * h_label.sum())
+    located = np.empty((n, 2), dtype=np.intp)  # (group, position) of each example
+    for g, group in enumerate(data.groups):
+        located[group.examples, 0] = g
+        located[group.examples, 1] = np.arange(group.examples.size)
+    cache = max(1, min(FW_CACHE, FW_CACHE_BYTES // (8 * n * size)))
+    cached_h, cached_a = np.empty((n, cache)), np.empty((n, cache, size))
+    met = np.zeros(n, dtype=np.intp)
+    moment, averaged, steps = np.zeros(size), np.zeros(size), 0
+
+    def step(s, h_hat, a_hat):
+        """Move example ``s`` towards ``(h_hat, a_hat)`` by the exact line search; its gap."""
+        nonlocal moment, averaged, steps
+        d = omega * (a_hat - A[s])
+        block_gap = omega * (h_hat - h[s]) + moment @ d / lam
+        length = float(d @ d)
+        gamma = 1.0 if length == 0 else min(max(lam * block_gap / length, 0.0), 1.0)
+        if gamma > 0:
+            h[s] += gamma * (h_hat - h[s])
+            A[s] += gamma * (a_hat - A[s])
+            moment = moment - gamma * d
+        steps += 1
+        averaged += 2.0 / (steps + 2.0) * (moment - averaged)
+        return block_gap
+
+    best_value, best_theta, lower, gap = np.inf, moment, -np.inf, np.inf
+    for pass_ in range(1, max_passes + 1):
+        estimate = 0.0
+        for s in rng.permutation(n):
+            g, j = located[s]
+            group = data.groups[g]
+            nodes, edges = group.nodes[j], group.edges[j]
+            X1, Z1 = data.X1[nodes], data.Z1[edges]
+            psi, Psi = fmap.potentials(moment / lam, X1, Z1)
+            y = data.y[nodes][None]
+            _, q_hat, Q_hat = objective.inner(g, group, psi[None], Psi[None], y)
+            h_hat, a_hat = terms.cut(group, X1[None], Z1[None], y, q_hat, Q_hat)
+            estimate += step(s, h_hat[0], a_hat[0])
+            cached_h[s, met[s] % cache], cached_a[s, met[s] % cache] = h_hat[0], a_hat[0]
+            met[s] += 1
+        for _ in range(FW_CACHED_PASSES):
+            for s in rng.permutation(n):
+                kept = min(met[s], cache)
+                best = np.argmax(cached_h[s, :kept] + cached_a[s, :kept] @ (moment / lam))
+                step(s, cached_h[s, best], cached_a[s, best])
+        moment = omega * (A_label - A).sum(axis=0)  # no drift from the running updates
+        dual = omega * float(h.sum()) - float(moment @ moment) / (2.0 * lam)
+        if estimate <= tol * max(1.0, abs(dual)) or pass_ == max_passes:
+            for theta in (averaged / lam, moment / lam):
+                value = terms(theta)[0]
+                if value < best_value:
+                    best_value, best_theta = value, theta
+            gain = omega * float(h.sum()) - base
+            lower = max(lower, dual, uncertainty.dual_bound(moment, base, gain, fmap))
+            gap = max(best_value - lower, 0.0)
+        phase.step(pass_, gap, D=dual, estimate=estimate)
+        if np.isfinite(gap) and gap <= tol * max(1.0, abs(best_value)):
+            return TrainingResult(best_theta, best_value, pass_, "certified", gap)
+    message = f"max_passes={max_passes} reached: gap {gap:.2e} above tol={tol:g} * max(1, |J|)"
+    warnings.warn(
+        f"block Frank-Wolfe certification not reached ({message}); objective {best_value:.10g}.",
+        ConvergenceWarning,
+        stacklevel=2,
+    )
+    return TrainingResult(best_theta, best_value, max_passes, message, gap, limit_reached=True)
+
+
 class _GraphMaster:
     """The master of :func:`fit_cutting_plane`: :func:`advgame.compile.graph.compile_graph_cuts`
     over the cuts ``(h_t, a_t)`` met, one cut set per example, first the labels' own; its bound
@@ -452,7 +643,9 @@ def fit_graph_game(
     progress: Any = None,
 ) -> TrainingResult:
     """The adversarial graph game's fit: cutting planes (``solver='cutting_plane'``,
-    :func:`fit_cutting_plane`, ``max_iter`` rounds), or averaged AdaGrad
+    :func:`fit_cutting_plane`, ``max_iter`` rounds), block Frank-Wolfe (``'frank_wolfe'``,
+    :func:`fit_block_frank_wolfe`, ``max_iter`` passes, the order seeded by ``adagrad``'s
+    ``random_state``), or averaged AdaGrad
     (:func:`advgame.solvers.fit_adagrad` with the keyword arguments ``adagrad``) then, with
     ``certify``, cutting planes from its result (:data:`CERTIFY_ROUNDS` rounds at most; its
     ``theta``'s adversaries are the first cuts and the smallest ``J`` met is kept).
@@ -471,6 +664,13 @@ def fit_graph_game(
 
     if solver == "cutting_plane":
         return refine(theta0, max_iter, "solver='cutting_plane'")
+    if solver == "frank_wolfe":
+        phase = progress.phase("block Frank-Wolfe", "solver='frank_wolfe'", "epoch", max_iter)
+        result = fit_block_frank_wolfe(
+            objective, loss_matrix, tol, max_iter, adagrad.get("random_state"), phase
+        )
+        phase.finish(result)
+        return result
     phase = progress.phase("averaged AdaGrad", f"solver={solver!r}", "epoch", max_iter)
     result = fit_adagrad(objective, theta0, n_epochs=max_iter, progress=phase, **adagrad)
     phase.finish(result, handover="cutting planes" if certify else None)
