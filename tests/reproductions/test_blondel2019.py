@@ -52,8 +52,8 @@ def test_bench_projection_losses_tiny_writes_json(tmp_path, capsys, monkeypatch)
         assert _columns(printed, title) == ["data", *multilabel]
     assert _columns(printed, "Ordinal regression") == ["data", *ordinal]
     assert (
-        "1 random 80/20 splits (scene: its own train/test split); alpha from 1 values in [1, 1]"
-        in printed
+        "1 random 80/20 splits (scene: its own train/test split; red wine and contact lenses: "
+        "stratified 75/25, the ordinal benchmark's); alpha from 1 values in [1, 1]" in printed
     )
     records = json.loads(out.read_text())["records"]
     assert [(r["table"], r["dataset"]) for r in records] == [
@@ -175,3 +175,23 @@ def test_contact_lenses_is_an_ordinal_row_with_its_classes_in_order():
     assert np.array_equal(np.bincount(target.astype(int)), [15, 5, 4])
     assert pl._published()["ordinal"]["contact-lenses"]["O/O"] == 0.17
     assert pl.FULL.ordinal[-1] == "contact-lenses"  # last: the earlier rows' draws unchanged
+
+
+def test_benchmark_rows_are_split_as_the_ordinal_benchmark_is():
+    """Red wine and contact lenses get stratified 75/25 holdouts (Gutiérrez et al. 2016): six of
+    contact lenses' 24 rows in test, the classes in proportion, so the median baseline (class 0
+    from any training part) scores (0 * 4 + 1 + 2) / 6 = 0.5, the published value, on every
+    split; the other rows keep the random 80/20 splits."""
+    assert set(pl.BENCHMARK_ORDINAL) <= set(pl.PAPER_ORDINAL)
+    target = pl._ordinal_data("contact-lenses")[1].astype(int)
+    splits = pl.stratified_splits(target, 5, np.random.default_rng(0))
+    assert len(splits) == 5
+    for train, test in splits:
+        assert len(test) == 6 and len(np.intersect1d(train, test)) == 0
+        assert len(train) + len(test) == 24
+        assert np.array_equal(np.bincount(target[test], minlength=3), [4, 1, 1])
+        median = np.median(target[train]).round()
+        assert np.mean(np.abs(median - target[test])) == 0.5
+    settings = replace(pl.QUICK, ordinal=("contact-lenses",), splits=2, grid=(1.0,))
+    record = pl.ordinal(settings, np.random.default_rng(0), pl.Progress("t", None))[0]
+    assert record["splits"]["median"] == [0.5, 0.5]
