@@ -257,7 +257,7 @@ class AdversarialGraphicalModel(_GraphicalModel):
         (:func:`advgame.solvers.structured.fit_block_frank_wolfe`; ``uncertainty='soft'``
         only), certified by the same bound; one game per example per pass, no master program,
         so it scales where the cutting planes' master does not (a fold of the 26-letter OCR
-        words: ``J`` 10.46 and certified gap 0.73 after 20 passes, 123 s CPU, where 90 AdaGrad
+        words: ``J`` 10.51 and certified gap 0.77 after 20 passes, 98 s CPU, where 90 AdaGrad
         epochs reach ``J`` 12.31 uncertified in 612 s).
         ``subgradient``: averaged mini-batch AdaGrad over examples with the graph game's fast
         path, then certified by cutting planes (see ``certify``).  ``lbfgs``: for ``loss='log'`` (smooth with ``exact``/``soft``).

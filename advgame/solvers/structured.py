@@ -48,8 +48,9 @@ __all__ = [
 
 #: Adversaries each example keeps for the cached steps of :func:`fit_block_frank_wolfe`, and
 #: the cached passes after each pass of games.  Measured on OCR training fold 0 (626 words,
-#: 26 letters, ``lam = 0.1 / n``), the dual bound ``D`` after 20 passes of games: 5.10 without
-#: a cache (98 s CPU), 8.94 with 5 and 5, 9.48 with 10 and 10, 9.73 with 20 and 20 (123 s).
+#: 26 letters, ``lam = 0.1 / n``), the certified lower bound after 20 passes of games: 5.11
+#: without a cache (85 s CPU), 8.93 with 5 and 5, 9.49 with 10 and 10, 9.73 with 20 and 20 (98
+#: s); docs/results/graphical.md, "Block Frank-Wolfe: the cache".
 FW_CACHE = 20
 FW_CACHED_PASSES = 20
 #: At most this many bytes for the cached adversaries' ``Phi_s^T mu`` (``n * cache * p``
@@ -461,11 +462,9 @@ def fit_block_frank_wolfe(
     unlike cutting planes it has no master program growing with the rounds.
 
     Measured on OCR training fold 0 (626 words, 26 letters, the cost-sensitive loss, ``lam =
-    0.1 / n``), 20 passes: ``D = 9.73`` and ``J = 10.46`` with the cache, 123 s CPU; ``D =
-    5.10`` and ``J = 12.07`` without it, 98 s; 90 epochs of averaged AdaGrad reach ``J =
-    12.31`` in 612 s, uncertified.  On 40 ``make_ordinal_sequences`` (``lam = 0.05``) the
-    average's excess over ``J*`` was 0.074 after 10 passes against 3.3 at the last iterate
-    (no cache); from 100 passes on the two are close.
+    0.1 / n``; docs/results/graphical.md, "Block Frank-Wolfe: the cache"): after 20 passes
+    ``J = 10.51`` with a certified gap of 0.77 (98 s CPU), against ``J = 12.10``
+    and a gap of 6.99 without the cache (85 s); 90 epochs of averaged AdaGrad reach ``J = 12.31`` in 612 s, uncertified.
 
     Parameters
     ----------

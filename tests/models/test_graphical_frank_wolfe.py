@@ -34,13 +34,14 @@ def _bracket(model, optimum, slack=1e-8):
     assert optimum <= model.objective_ + slack
 
 
+@pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("loss", ["zero_one", "ordinal"])
 @pytest.mark.parametrize("graph", ["chain", STAR], ids=["chain", "star"])
-def test_agm_is_certified_and_brackets_the_compiled_optimum(loss, graph):
+def test_agm_is_certified_and_brackets_the_compiled_optimum(loss, graph, k):
     if graph == "chain":
-        X, y = make_ordinal_sequences(n_sequences=8, length=(3, 5), random_state=2)
+        X, y = make_ordinal_sequences(n_sequences=8, length=(3, 5), n_labels=k, random_state=2)
     else:
-        X, y = _star_examples()
+        X, y = _star_examples(k=k)
     params = {"loss": loss, "graph": graph, "node_weights": "position", "strength": 0.1}
     optimum = AdversarialGraphicalModel(solver="compile", **params).fit(X, y).objective_
     model = AdversarialGraphicalModel(
@@ -77,9 +78,10 @@ def _brute_force_ssvm(X, y, L, lam):
     return problem.value
 
 
-def test_ssvm_is_certified_against_a_brute_force_qp():
-    X, y = make_ordinal_sequences(n_sequences=8, length=(3, 4), random_state=1)
-    L = np.abs(np.subtract.outer(np.arange(3), np.arange(3))).astype(float)
+@pytest.mark.parametrize("k", [2, 3])
+def test_ssvm_is_certified_against_a_brute_force_qp(k):
+    X, y = make_ordinal_sequences(n_sequences=8, length=(3, 4), n_labels=k, random_state=1)
+    L = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
     optimum = _brute_force_ssvm(X, y, L, 0.05)
     model = StructuredSVM(
         loss="ordinal", solver="frank_wolfe", strength=0.05, tol=1e-3, max_iter=500, random_state=0
